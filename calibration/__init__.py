@@ -1,0 +1,1 @@
+"""graspline calibration (see DESIGN.md)."""

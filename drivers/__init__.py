@@ -1,0 +1,1 @@
+"""graspline drivers (see DESIGN.md)."""

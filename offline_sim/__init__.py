@@ -1,0 +1,1 @@
+"""graspline offline_sim (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""graspline onboard (see DESIGN.md)."""

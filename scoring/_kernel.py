@@ -1,0 +1,218 @@
+"""The batched Numba kernel of the image-space antipodal measure (Tan et al. 2021).
+
+Only arithmetic lives here; validation and naming of outputs are in ``_measure``.
+The reading of the paper follows DESIGN.md; ``scoring.reference`` is the same reading in
+plain Python, and the tests hold the two to each other value for value.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+CHUNK = 256  # candidates per scratch row; prange runs over chunks so nothing is allocated per candidate
+
+
+@nb.njit(cache=True, inline="always")
+def _pixel(sil, px, py):
+    """Silhouette value at the pixel nearest to (px, py) = (column, row); 0 off the image."""
+    col = int(math.floor(px + 0.5))
+    row = int(math.floor(py + 0.5))
+    if row < 0 or col < 0 or row >= sil.shape[0] or col >= sil.shape[1]:
+        return 0
+    return sil[row, col]
+
+
+@nb.njit(cache=True, inline="always")
+def _search_side(sil, lx, ly, ux, uy, half_r, n_samples, step):
+    """Distance from the line end (lx + half_r*ux, ...) inward to the outermost object pixel.
+
+    Samples sit at j = 0..n_samples-1 pixels from the end along -u. Coarse steps of
+    ``step``, then a fine step back (Tan III-C). Returns -1 when the coarse search finds none.
+    """
+    ex = lx + half_r * ux
+    ey = ly + half_r * uy
+    j = step
+    while j < n_samples:
+        if _pixel(sil, ex - j * ux, ey - j * uy) != 0:
+            jc = j
+            for jb in range(j - 1, j - step, -1):
+                if _pixel(sil, ex - jb * ux, ey - jb * uy) == 0:
+                    break
+                jc = jb
+            return jc
+        j += step
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
+def _contact_angle(nx, ny, c, s, push):
+    """Signed contact angle β (rad) between push direction ±x_G and the inward normal (eq. 11)."""
+    ngx = nx * c + ny * s      # normal in the gripper frame {G}
+    ngy = -nx * s + ny * c
+    if ngx == 0.0 and ngy == 0.0:
+        return 0.0
+    cosb = -push * ngx         # F . (-N) with F = (push, 0)
+    if cosb > 1.0:
+        cosb = 1.0
+    elif cosb < -1.0:
+        cosb = -1.0
+    beta = min(math.acos(cosb), 0.5 * math.pi)
+    return -beta if ngy < 0.0 else beta
+
+
+@nb.njit(cache=True, inline="always")
+def _normalise(value, threshold):
+    """Linear feature score through (0, 1) and (threshold, 0), clipped to [0, 1] (Tan III-E)."""
+    v = 1.0 - value / threshold
+    return min(max(v, 0.0), 1.0)
+
+
+@nb.njit(cache=True, inline="always")
+def _normalise_s_f(s_f, w, knee_frac, knee_score, zero_frac):
+    """Two-slope S_f score: 0 -> 1, knee_frac*w -> knee_score, zero_frac*w -> 0 (Tan III-E)."""
+    knee = knee_frac * w
+    zero = zero_frac * w
+    if s_f <= knee:
+        v = 1.0 - (1.0 - knee_score) * s_f / knee
+    else:
+        v = knee_score * (1.0 - (s_f - knee) / (zero - knee))
+    return min(max(v, 0.0), 1.0)
+
+
+@nb.njit(cache=True, inline="always")
+def _score_one(sil, nfx, nfy, x, y, theta, dw, w, r, step, prm, d_l, d_r, outf, outb, k):
+    """Evaluate one candidate; write its outputs into column k of ``outf`` and ``outb``.
+
+    ``d_l``/``d_r`` are scratch rows of length n (grasp distances, NaN = none on that line).
+    ``outf`` rows: score, d_t, r_r, s_a, s_f, sc_dt, sc_rr, sc_sa, sc_sf; ``outb``: collision,
+    missing.
+    """
+    (d_t_thr, r_r_thr, s_a_thr, kf, ks, zf, k_weight, tol, sign_eps, no_pivot) = prm
+    n = dw.shape[0]
+    c = math.cos(theta)
+    s = math.sin(theta)
+    half_r = 0.5 * r
+    n_samples = int(math.floor(r)) + 1
+    outb[0, k] = False
+    outb[1, k] = False
+    outf[0, k] = 0.0
+    for q in range(1, 5):
+        outf[q, k] = np.nan
+    for q in range(5, 9):
+        outf[q, k] = 0.0
+
+    # Collision: an end point of any grasp line on the object (Tan III-C).
+    for i in range(n):
+        lx = x - dw[i] * s      # eqs. 1-2 at Δr = 0
+        ly = y + dw[i] * c
+        if (_pixel(sil, lx - half_r * c, ly - half_r * s) != 0
+                or _pixel(sil, lx + half_r * c, ly + half_r * s) != 0):
+            outb[0, k] = True
+            return
+
+    # Grasp points: outermost object pixel per line and side (GRPV, eq. 4).
+    i_l = -1
+    i_r = -1
+    for i in range(n):
+        lx = x - dw[i] * s
+        ly = y + dw[i] * c
+        jl = _search_side(sil, lx, ly, -c, -s, half_r, n_samples, step)
+        jr = _search_side(sil, lx, ly, c, s, half_r, n_samples, step)
+        d_l[i] = -half_r + jl if jl >= 0 else np.nan
+        d_r[i] = half_r - jr if jr >= 0 else np.nan
+        if jl >= 0 and (i_l < 0 or d_l[i] < d_l[i_l]):
+            i_l = i
+        if jr >= 0 and (i_r < 0 or d_r[i] > d_r[i_r]):
+            i_r = i
+    if i_l < 0 or i_r < 0:
+        outb[1, k] = True
+        return
+
+    # D_t (eq. 9).
+    d_t = abs(d_l[i_l] + d_r[i_r]) / r
+
+    # R_r (eq. 10): each side pivots about its primary contact; the couple's sign decides
+    # which grasp points swing towards the plate.
+    r_r = 0.0
+    if dw[i_l] != dw[i_r]:
+        sigma = 1.0 if dw[i_r] > dw[i_l] else -1.0
+        r_r = no_pivot
+        for i in range(n):
+            if i != i_l and d_l[i] == d_l[i]:
+                dy = dw[i] - dw[i_l]
+                if sigma * dy > 0.0:
+                    r_r = min(r_r, math.atan2(d_l[i] - d_l[i_l], abs(dy)))
+            if i != i_r and d_r[i] == d_r[i]:
+                dy = dw[i] - dw[i_r]
+                if sigma * dy < 0.0:
+                    r_r = min(r_r, math.atan2(d_r[i_r] - d_r[i], abs(dy)))
+
+    # Contacts (primary + secondary), their angles (eqs. 11-13) and force zones (eq. 14).
+    s_a_sum = 0.0
+    n_slippery = 0
+    s_f = 0.0
+    for side in range(2):
+        push = 1.0 if side == 0 else -1.0
+        d = d_l if side == 0 else d_r
+        d_p = d_l[i_l] if side == 0 else d_r[i_r]
+        n_c = 0
+        abs_sum = 0.0
+        pos = False
+        neg = False
+        w_min = np.inf
+        w_max = -np.inf
+        for i in range(n):
+            di = d[i]
+            if di != di or push * (di - d_p) > tol:
+                continue
+            col = int(math.floor(x - dw[i] * s + di * c + 0.5))
+            row = int(math.floor(y + dw[i] * c + di * s + 0.5))
+            beta = _contact_angle(nfx[row, col], nfy[row, col], c, s, push)
+            n_c += 1
+            abs_sum += abs(beta)
+            pos = pos or beta > sign_eps
+            neg = neg or beta < -sign_eps
+            w_min = min(w_min, dw[i])
+            w_max = max(w_max, dw[i])
+        if not (pos and neg):  # one polarity on this side: slippery (eq. 12, SI = 0)
+            s_a_sum += abs_sum / n_c
+            n_slippery += 1
+        s_f += 0.5 * abs(0.5 * (w_min + w_max))  # eqs. 14-15, absolute offsets
+    s_a = s_a_sum / n_slippery if n_slippery > 0 else 0.0
+
+    sc_dt = _normalise(d_t, d_t_thr)
+    sc_rr = _normalise(r_r, r_r_thr)
+    sc_sa = _normalise(s_a, s_a_thr)
+    sc_sf = _normalise_s_f(s_f, w, kf, ks, zf)
+    lo = min(min(sc_dt, sc_rr), min(sc_sa, sc_sf))
+    rest = (sc_dt + sc_rr + sc_sa + sc_sf - lo) / 3.0
+    outf[0, k] = k_weight * lo + (1.0 - k_weight) * rest  # eq. 16
+    outf[1, k] = d_t
+    outf[2, k] = r_r
+    outf[3, k] = s_a
+    outf[4, k] = s_f
+    outf[5, k] = sc_dt
+    outf[6, k] = sc_rr
+    outf[7, k] = sc_sa
+    outf[8, k] = sc_sf
+
+
+@nb.njit(cache=True, parallel=True)
+def score_kernel(sil, nfx, nfy, xs, ys, thetas, dw, w, r, step, prm, scratch, outf, outb):
+    """Score every candidate (xs[k], ys[k], thetas[k]) into column k of the outputs.
+
+    sil : (H, W) uint8; nfx, nfy : (H, W) float64 boundary normals; xs, ys, thetas : (N,)
+    float64 pixels / radians; dw : (n,) line offsets, px; scratch : (n_chunks, 2, n) float64;
+    outf : (9, N) float32; outb : (2, N) bool (row order as in ``_score_one``).
+    """
+    n_cand = xs.shape[0]
+    n_chunks = scratch.shape[0]
+    for ch in nb.prange(n_chunks):
+        d_l = scratch[ch, 0]
+        d_r = scratch[ch, 1]
+        stop = min((ch + 1) * CHUNK, n_cand)
+        for k in range(ch * CHUNK, stop):
+            _score_one(sil, nfx, nfy, xs[k], ys[k], thetas[k], dw, w, r, step, prm,
+                       d_l, d_r, outf, outb, k)

@@ -1,0 +1,89 @@
+"""Public entry point of the image-space measure: validate, prepare, run the kernel."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import check_coordinates, check_silhouette
+from ._kernel import CHUNK, score_kernel
+from ._normals import normal_field
+from ._types import GripperProjection, MeasureParams, Scores
+
+
+@dataclass(frozen=True)
+class PreparedSilhouette:
+    """A silhouette with its boundary normals computed once, for scoring many batches.
+
+    mask : (H, W) uint8, 1 = object; normal_col, normal_row : (H, W) float64 outward unit
+    normals at boundary pixels (zero elsewhere), image axes; window : the normals' m.
+    """
+
+    mask: np.ndarray
+    normal_col: np.ndarray
+    normal_row: np.ndarray
+    window: int
+
+
+def prepare_silhouette(silhouette: np.ndarray, params: MeasureParams | None = None) -> PreparedSilhouette:
+    """Check a bool/uint8 (H, W) silhouette and compute its boundary normals (Tan eqs. 6-8)."""
+    params = params or MeasureParams()
+    mask = (check_silhouette(silhouette) != 0).astype(np.uint8)
+    nx, ny = normal_field(mask, params.normal_window)
+    return PreparedSilhouette(mask, nx, ny, params.normal_window)
+
+
+def _kernel_params(params: MeasureParams) -> tuple:
+    """The scalar parameters in the order the kernel unpacks them."""
+    return (float(params.d_t_threshold), float(params.r_r_threshold), float(params.s_a_threshold),
+            float(params.s_f_knee_fraction), float(params.s_f_knee_score),
+            float(params.s_f_zero_fraction), float(params.k), float(params.secondary_tol_px),
+            float(params.sign_eps), float(params.no_pivot_angle))
+
+
+def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray, y: np.ndarray,
+                     theta: np.ndarray, projection: GripperProjection,
+                     params: MeasureParams | None = None) -> Scores:
+    """Score antipodal grasp candidates on a silhouette with the image-space measure.
+
+    silhouette : (H, W) bool or uint8, non-zero = object (or a PreparedSilhouette).
+    x, y : (N,) float, the grasp centre's column and row, pixels.
+    theta : (N,) float, radians; the closing direction is (cos θ, sin θ) in (column, row).
+    projection : the gripper in this image's pixels. params : thresholds (paper defaults).
+    Returns a Scores struct of arrays, one entry per candidate.
+    """
+    params = params or MeasureParams()
+    if not isinstance(params, MeasureParams):
+        raise ValueError(f"params must be a MeasureParams, got {type(params).__name__}")
+    if not isinstance(projection, GripperProjection):
+        raise ValueError(f"projection must be a GripperProjection, got {type(projection).__name__}")
+    if isinstance(silhouette, PreparedSilhouette):
+        if silhouette.window != params.normal_window:
+            raise ValueError(
+                f"silhouette was prepared with normal_window={silhouette.window}, "
+                f"params ask for {params.normal_window}")
+        prepared = silhouette
+    else:
+        prepared = prepare_silhouette(silhouette, params)
+    xs, ys, ts = check_coordinates(x=x, y=y, theta=theta)
+    return _score_prepared(prepared, xs, ys, ts, projection, params)
+
+
+def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray,
+                    ts: np.ndarray, projection: GripperProjection,
+                    params: MeasureParams) -> Scores:
+    """Run the kernel on checked float64 arrays (the fast path inside a search loop)."""
+    n_cand = xs.shape[0]
+    dw = projection.line_offsets_px()
+    r = float(projection.open_width_px)
+    n_chunks = max(1, -(-n_cand // CHUNK))
+    scratch = np.empty((n_chunks, 2, dw.shape[0]), dtype=np.float64)
+    outf = np.empty((9, n_cand), dtype=np.float32)
+    outb = np.empty((2, n_cand), dtype=np.bool_)
+    if n_cand:
+        score_kernel(prepared.mask, prepared.normal_col, prepared.normal_row, xs, ys, ts, dw,
+                     float(projection.finger_width_px), r, params.coarse_step(r),
+                     _kernel_params(params), scratch, outf, outb)
+    return Scores(score=outf[0], collision=outb[0], missing=outb[1], d_t=outf[1], r_r=outf[2],
+                  s_a=outf[3], s_f=outf[4], score_d_t=outf[5], score_r_r=outf[6],
+                  score_s_a=outf[7], score_s_f=outf[8])

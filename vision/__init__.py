@@ -1,0 +1,1 @@
+"""graspline vision (see DESIGN.md)."""
