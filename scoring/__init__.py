@@ -2,18 +2,25 @@
 
 numpy and numba only; nothing of graspline is imported from here.
 """
-from ._measure import PreparedSilhouette, prepare_silhouette, score_candidates
+from ._measure import (PreparedSilhouette, grasp_region_profile, prepare_silhouette,
+                       score_candidates)
+from ._search import GraspSet, SearchParams, non_max_suppression, search_grasps
 from ._normals import contact_normal, disc_weights, normal_field
 from ._types import GripperProjection, MeasureParams, Scores
 
 __all__ = [
+    "GraspSet",
     "GripperProjection",
     "MeasureParams",
     "PreparedSilhouette",
     "Scores",
+    "SearchParams",
     "contact_normal",
     "disc_weights",
+    "grasp_region_profile",
+    "non_max_suppression",
     "normal_field",
     "prepare_silhouette",
     "score_candidates",
+    "search_grasps",
 ]

@@ -216,3 +216,23 @@ def score_kernel(sil, nfx, nfy, xs, ys, thetas, dw, w, r, step, prm, scratch, ou
         for k in range(ch * CHUNK, stop):
             _score_one(sil, nfx, nfy, xs[k], ys[k], thetas[k], dw, w, r, step, prm,
                        d_l, d_r, outf, outb, k)
+
+
+@nb.njit(cache=True, parallel=True)
+def grpv_kernel(sil, xs, ys, thetas, dw, r, step, out):
+    """Grasp distances Δr (px) of every candidate's grasp points into out[k, side, line].
+
+    side 0 = left, 1 = right; NaN where the coarse search finds no object pixel (GRPV, eq. 4).
+    """
+    half_r = 0.5 * r
+    n_samples = int(math.floor(r)) + 1
+    for k in nb.prange(xs.shape[0]):
+        c = math.cos(thetas[k])
+        s = math.sin(thetas[k])
+        for i in range(dw.shape[0]):
+            lx = xs[k] - dw[i] * s
+            ly = ys[k] + dw[i] * c
+            jl = _search_side(sil, lx, ly, -c, -s, half_r, n_samples, step)
+            jr = _search_side(sil, lx, ly, c, s, half_r, n_samples, step)
+            out[k, 0, i] = -half_r + jl if jl >= 0 else np.nan
+            out[k, 1, i] = half_r - jr if jr >= 0 else np.nan

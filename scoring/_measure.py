@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_coordinates, check_silhouette
-from ._kernel import CHUNK, score_kernel
+from ._kernel import CHUNK, grpv_kernel, score_kernel
 from ._normals import normal_field
 from ._types import GripperProjection, MeasureParams, Scores
 
@@ -87,3 +87,24 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
     return Scores(score=outf[0], collision=outb[0], missing=outb[1], d_t=outf[1], r_r=outf[2],
                   s_a=outf[3], s_f=outf[4], score_d_t=outf[5], score_r_r=outf[6],
                   score_s_a=outf[7], score_s_f=outf[8])
+
+
+def grasp_region_profile(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,
+                         y: np.ndarray, theta: np.ndarray, projection: GripperProjection,
+                         params: MeasureParams | None = None) -> np.ndarray:
+    """GRPV of each candidate (Tan eq. 4): (N, 2, n) grasp distances Δr in pixels.
+
+    [:, 0, i] left, [:, 1, i] right grasp point on line i (offset Δw_i across the closing
+    direction, ``projection.line_offsets_px()``), NaN where the line meets no object. The
+    image position of a grasp point is (x - Δw sin θ + Δr cos θ, y + Δw cos θ + Δr sin θ).
+    """
+    params = params or MeasureParams()
+    mask = silhouette.mask if isinstance(silhouette, PreparedSilhouette) \
+        else (check_silhouette(silhouette) != 0).astype(np.uint8)
+    xs, ys, ts = check_coordinates(x=x, y=y, theta=theta)
+    dw = projection.line_offsets_px()
+    r = float(projection.open_width_px)
+    out = np.empty((xs.shape[0], 2, dw.shape[0]), dtype=np.float64)
+    if xs.shape[0]:
+        grpv_kernel(mask, xs, ys, ts, dw, r, params.coarse_step(r), out)
+    return out

@@ -1,0 +1,194 @@
+"""Candidate search over a silhouette: random sampling, the paper's planning loop, top-k NMS."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from ._checks import check_silhouette
+from ._measure import PreparedSilhouette, _score_prepared, prepare_silhouette
+from ._types import GripperProjection, MeasureParams, Scores
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """Settings of the planning loop (Tan V-A); lengths in pixels, angles in radians.
+
+    batch : candidates scored per round.
+    uniform_fraction : share of each global round drawn uniformly in the bounding box grown
+        by half the open width; the rest is normal around the centroid (σ = box size / 4).
+    quality_threshold : stop once top_k distinct candidates reach it (paper: 0.95).
+    max_candidates : budget for the global rounds.
+    refine_rounds, refine_radius_px, refine_angle : local refinement around the best
+        candidates when the threshold is not reached; the region halves each round.
+    nms_radius_px, nms_angle : two candidates closer than both are the same grasp.
+    """
+
+    batch: int = 2048
+    uniform_fraction: float = 0.5
+    quality_threshold: float = 0.95
+    max_candidates: int = 20_000
+    refine_rounds: int = 4
+    refine_radius_px: float = 8.0
+    refine_angle: float = math.radians(15.0)
+    nms_radius_px: float = 10.0
+    nms_angle: float = math.radians(20.0)
+
+    def __post_init__(self) -> None:
+        for name in ("batch", "max_candidates"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"SearchParams: {name} must be an integer >= 1, got {v!r}")
+        if isinstance(self.refine_rounds, bool) or not isinstance(self.refine_rounds, int) \
+                or self.refine_rounds < 0:
+            raise ValueError(
+                f"SearchParams: refine_rounds must be an integer >= 0, got {self.refine_rounds!r}")
+        if not 0.0 <= self.uniform_fraction <= 1.0:
+            raise ValueError(
+                f"SearchParams: uniform_fraction must be in [0, 1], got {self.uniform_fraction!r}")
+        if not 0.0 <= self.quality_threshold <= 1.0:
+            raise ValueError(
+                f"SearchParams: quality_threshold must be in [0, 1], got {self.quality_threshold!r}")
+        for name in ("refine_radius_px", "refine_angle", "nms_radius_px", "nms_angle"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"SearchParams: {name} must be finite and >= 0, got {v!r}")
+
+
+@dataclass
+class GraspSet:
+    """The best grasps found, best first: (x, y) pixels (column, row), theta radians in [0, π).
+
+    scores : their Scores; n_scored : candidates scored in the whole search.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    theta: np.ndarray
+    scores: Scores
+    n_scored: int
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+
+@nb.njit(cache=True)
+def _nms(order, xs, ys, ts, radius, angle, top_k):
+    """Indices of up to top_k candidates in ``order`` none of which is within both the
+    radius (px) and the angle (rad, modulo π) of an earlier one."""
+    keep = np.empty(top_k, dtype=np.int64)
+    n_keep = 0
+    r2 = radius * radius
+    for idx in order:
+        if n_keep == top_k:
+            break
+        ok = True
+        for q in range(n_keep):
+            j = keep[q]
+            dx = xs[idx] - xs[j]
+            dy = ys[idx] - ys[j]
+            da = abs(ts[idx] - ts[j]) % np.pi
+            da = min(da, np.pi - da)  # a grasp and its θ + π twin are the same grasp
+            if dx * dx + dy * dy < r2 and da < angle:
+                ok = False
+                break
+        if ok:
+            keep[n_keep] = idx
+            n_keep += 1
+    return keep[:n_keep]
+
+
+def non_max_suppression(x: np.ndarray, y: np.ndarray, theta: np.ndarray, score: np.ndarray,
+                        top_k: int, radius_px: float, angle: float) -> np.ndarray:
+    """Indices of the top_k best-scoring candidates, suppressing near duplicates in (x, y, θ)."""
+    order = np.argsort(-np.asarray(score, dtype=np.float64), kind="stable")
+    return _nms(order, np.asarray(x, np.float64), np.asarray(y, np.float64),
+                np.asarray(theta, np.float64), float(radius_px), float(angle), int(top_k))
+
+
+def _global_batch(rng: np.random.Generator, n: int, box: tuple, centroid: tuple,
+                  sigma: tuple, uniform_fraction: float) -> tuple:
+    """n candidates: uniform in ``box`` (x0, y0, x1, y1) and normal around the centroid."""
+    n_uni = int(round(n * uniform_fraction))
+    x0, y0, x1, y1 = box
+    xs = np.concatenate([rng.uniform(x0, x1, n_uni), rng.normal(centroid[0], sigma[0], n - n_uni)])
+    ys = np.concatenate([rng.uniform(y0, y1, n_uni), rng.normal(centroid[1], sigma[1], n - n_uni)])
+    return xs, ys, rng.uniform(0.0, np.pi, n)
+
+
+def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: GripperProjection,
+                  *, target: np.ndarray | None = None, top_k: int = 10,
+                  params: MeasureParams | None = None, settings: SearchParams | None = None,
+                  seed: int | None = 0) -> GraspSet:
+    """Find the top_k best distinct antipodal grasps on a silhouette (Tan V-A planning loop).
+
+    Global rounds (uniform in the bounding box grown by r/2, normal around the centroid) run
+    until top_k distinct candidates score >= the quality threshold or the budget is spent;
+    then, if the threshold is not reached, rounds of uniform local refinement around the
+    current best shrink the region by half each time. Same seed, same result.
+
+    target : optional (H, W) bool mask of the object to grasp; candidates are drawn around it
+        while the whole silhouette is scored, so neighbouring objects still collide.
+    """
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+    params = params or MeasureParams()
+    settings = settings or SearchParams()
+    prepared = silhouette if isinstance(silhouette, PreparedSilhouette) \
+        else prepare_silhouette(silhouette, params)
+    if target is None:
+        rows, cols = np.nonzero(prepared.mask)
+    else:
+        target = check_silhouette(target, "target")
+        if target.shape != prepared.mask.shape:
+            raise ValueError(f"target must have the silhouette's shape {prepared.mask.shape}, "
+                             f"got {target.shape}")
+        rows, cols = np.nonzero(target)
+    rng = np.random.default_rng(seed)
+    if rows.size == 0:
+        empty = np.empty(0)
+        return GraspSet(empty, empty.copy(), empty.copy(), Scores.empty(0), 0)
+
+    grow = 0.5 * float(projection.open_width_px)
+    box = (cols.min() - grow, rows.min() - grow, cols.max() + grow, rows.max() + grow)
+    centroid = (cols.mean(), rows.mean())
+    sigma = (max(1.0, (cols.max() - cols.min()) / 4.0), max(1.0, (rows.max() - rows.min()) / 4.0))
+
+    xs_all, ys_all, ts_all, scores_all = [], [], [], []
+
+    def run(xs, ys, ts):
+        xs_all.append(xs), ys_all.append(ys), ts_all.append(ts % np.pi)
+        scores_all.append(_score_prepared(prepared, xs, ys, ts_all[-1], projection, params))
+
+    def best():
+        x, y, t = np.concatenate(xs_all), np.concatenate(ys_all), np.concatenate(ts_all)
+        sc = Scores.concatenate(scores_all)
+        keep = non_max_suppression(x, y, t, sc.score, top_k, settings.nms_radius_px,
+                                   settings.nms_angle)
+        return x, y, t, sc, keep
+
+    n_scored = 0
+    while n_scored < settings.max_candidates:
+        n = min(settings.batch, settings.max_candidates - n_scored)
+        run(*_global_batch(rng, n, box, centroid, sigma, settings.uniform_fraction))
+        n_scored += n
+        x, y, t, sc, keep = best()
+        if keep.size == top_k and sc.score[keep].min() >= settings.quality_threshold:
+            break
+
+    radius, angle = settings.refine_radius_px, settings.refine_angle
+    for _ in range(settings.refine_rounds):
+        if keep.size and sc.score[keep].min() >= settings.quality_threshold:
+            break
+        per = max(1, settings.batch // max(1, keep.size))
+        centres = np.repeat(keep, per)
+        m = centres.size
+        run(x[centres] + rng.uniform(-radius, radius, m), y[centres] + rng.uniform(-radius, radius, m),
+            t[centres] + rng.uniform(-angle, angle, m))
+        n_scored += m
+        radius, angle = radius / 2.0, angle / 2.0
+        x, y, t, sc, keep = best()
+
+    return GraspSet(x[keep], y[keep], t[keep], sc.take(keep), n_scored)
