@@ -17,9 +17,13 @@ CHUNK = 256  # candidates per scratch row; prange runs over chunks so nothing is
 @nb.njit(cache=True, inline="always")
 def _pixel(sil, px, py):
     """Silhouette value at the pixel nearest to (px, py) = (column, row); 0 off the image."""
-    col = int(math.floor(px + 0.5))
-    row = int(math.floor(py + 0.5))
-    if row < 0 or col < 0 or row >= sil.shape[0] or col >= sil.shape[1]:
+    vx = px + 0.5
+    vy = py + 0.5
+    if vx < 0.0 or vy < 0.0:
+        return 0
+    col = np.uint64(vx)  # truncation is floor here (vx, vy >= 0); unsigned: no wraparound
+    row = np.uint64(vy)
+    if row >= sil.shape[0] or col >= sil.shape[1]:
         return 0
     return sil[row, col]
 
@@ -47,19 +51,70 @@ def _search_side(sil, lx, ly, ux, uy, half_r, n_samples, step):
 
 
 @nb.njit(cache=True, inline="always")
-def _contact_angle(nx, ny, c, s, push):
-    """Signed contact angle β (rad) between push direction ±x_G and the inward normal (eq. 11)."""
-    ngx = nx * c + ny * s      # normal in the gripper frame {G}
-    ngy = -nx * s + ny * c
-    if ngx == 0.0 and ngy == 0.0:
+def _bilinear(img, px, py):
+    """Bilinear interpolation of a float image at (column px, row py); 0 off the image."""
+    h, w = img.shape
+    c0 = int(math.floor(px))
+    r0 = int(math.floor(py))
+    fx = px - c0
+    fy = py - r0
+    if c0 >= 0 and r0 >= 0 and c0 + 1 < w and r0 + 1 < h:  # inside: no checks per pixel
+        uc = np.uint64(c0)
+        ur = np.uint64(r0)
+        one = np.uint64(1)
+        return ((1.0 - fy) * ((1.0 - fx) * img[ur, uc] + fx * img[ur, uc + one])
+                + fy * ((1.0 - fx) * img[ur + one, uc] + fx * img[ur + one, uc + one]))
+    v = 0.0
+    for dr in range(2):
+        r = r0 + dr
+        if r < 0 or r >= h:
+            continue
+        wr = fy if dr == 1 else 1.0 - fy
+        for dc in range(2):
+            c = c0 + dc
+            if c < 0 or c >= w:
+                continue
+            v += wr * (fx if dc == 1 else 1.0 - fx) * img[r, c]
+    return v
+
+
+@nb.njit(cache=True, inline="always")
+def _end_distance(sil, blur, lx, ly, ux, uy, half_r, n_samples, step):
+    """Sub-pixel distance (px) from one end of a grasp line inward to the object's outline.
+
+    The pixel search (``_search_side``) finds the first object sample j; the outline is then
+    placed between samples j - 1 and j where the blurred silhouette crosses 0.5. Returns
+    (j, distance), or (-1, -1.0) when the line meets no object.
+    """
+    j = _search_side(sil, lx, ly, ux, uy, half_r, n_samples, step)
+    if j < 0:
+        return -1, -1.0
+    ex = lx + half_r * ux
+    ey = ly + half_r * uy
+    b_in = _bilinear(blur, ex - j * ux, ey - j * uy)
+    b_out = _bilinear(blur, ex - (j - 1) * ux, ey - (j - 1) * uy)
+    t = 1.0
+    if b_in > b_out:
+        t = min(max((0.5 - b_out) / (b_in - b_out), 0.0), 1.0)
+    return j, j - 1.0 + t
+
+
+@nb.njit(cache=True, inline="always")
+def _contact_angle(normal_angle, theta, side):
+    """Signed contact angle β (rad) of a contact whose outward normal points at normal_angle.
+
+    β is the angle between the finger's push (+x_G for the left finger, side 0; -x_G for the
+    right) and the inward normal, at most π/2, negative when the normal's y_G is (eq. 11).
+    A NaN normal_angle (no defined normal) gives 0. Angle arithmetic instead of acos of a
+    dot product: the same value, an order of magnitude cheaper.
+    """
+    if normal_angle != normal_angle:
         return 0.0
-    cosb = -push * ngx         # F . (-N) with F = (push, 0)
-    if cosb > 1.0:
-        cosb = 1.0
-    elif cosb < -1.0:
-        cosb = -1.0
-    beta = min(math.acos(cosb), 0.5 * math.pi)
-    return -beta if ngy < 0.0 else beta
+    psi = normal_angle - theta  # normal's direction in {G}, wrapped to [-π, π)
+    psi -= 2.0 * math.pi * math.floor((psi + math.pi) / (2.0 * math.pi))
+    beta = math.pi - abs(psi) if side == 0 else abs(psi)
+    beta = min(beta, 0.5 * math.pi)
+    return -beta if psi < 0.0 else beta
 
 
 @nb.njit(cache=True, inline="always")
@@ -82,14 +137,17 @@ def _normalise_s_f(s_f, w, knee_frac, knee_score, zero_frac):
 
 
 @nb.njit(cache=True, inline="always")
-def _score_one(sil, nfx, nfy, x, y, theta, dw, w, r, step, prm, d_l, d_r, outf, outb, k):
+def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf, outb, k):
     """Evaluate one candidate; write its outputs into column k of ``outf`` and ``outb``.
 
-    ``d_l``/``d_r`` are scratch rows of length n (grasp distances, NaN = none on that line).
+    ``scratch`` (4, n): rows 0/1 left/right grasp distances (NaN = none on that line), rows
+    2/3 the sample index j of the object pixel each was found at (its normal is read there).
     ``outf`` rows: score, d_t, r_r, s_a, s_f, sc_dt, sc_rr, sc_sa, sc_sf; ``outb``: collision,
     missing.
     """
-    (d_t_thr, r_r_thr, s_a_thr, kf, ks, zf, k_weight, tol, sign_eps, no_pivot) = prm
+    d_l = scratch[0]
+    d_r = scratch[1]
+    (d_t_thr, r_r_thr, s_a_thr, kf, ks, zf, k_weight, tol, sign_eps, no_pivot, lever) = prm
     n = dw.shape[0]
     c = math.cos(theta)
     s = math.sin(theta)
@@ -118,13 +176,17 @@ def _score_one(sil, nfx, nfy, x, y, theta, dw, w, r, step, prm, d_l, d_r, outf, 
     for i in range(n):
         lx = x - dw[i] * s
         ly = y + dw[i] * c
-        jl = _search_side(sil, lx, ly, -c, -s, half_r, n_samples, step)
-        jr = _search_side(sil, lx, ly, c, s, half_r, n_samples, step)
-        d_l[i] = -half_r + jl if jl >= 0 else np.nan
-        d_r[i] = half_r - jr if jr >= 0 else np.nan
-        if jl >= 0 and (i_l < 0 or d_l[i] < d_l[i_l]):
+        jl, el = _end_distance(sil, blur, lx, ly, -c, -s, half_r, n_samples, step)
+        jr, er = -1, -1.0
+        if jl >= 0:  # a line the left search crossed without a hit has no grasp points
+            jr, er = _end_distance(sil, blur, lx, ly, c, s, half_r, n_samples, step)
+        d_l[i] = -half_r + el if el >= 0.0 else np.nan
+        d_r[i] = half_r - er if er >= 0.0 else np.nan
+        scratch[2, i] = jl
+        scratch[3, i] = jr
+        if el >= 0.0 and (i_l < 0 or d_l[i] < d_l[i_l]):
             i_l = i
-        if jr >= 0 and (i_r < 0 or d_r[i] > d_r[i_r]):
+        if er >= 0.0 and (i_r < 0 or d_r[i] > d_r[i_r]):
             i_r = i
     if i_l < 0 or i_r < 0:
         outb[1, k] = True
@@ -134,20 +196,36 @@ def _score_one(sil, nfx, nfy, x, y, theta, dw, w, r, step, prm, d_l, d_r, outf, 
     d_t = abs(d_l[i_l] + d_r[i_r]) / r
 
     # R_r (eq. 10): each side pivots about its primary contact; the couple's sign decides
-    # which grasp points swing towards the plate.
+    # which grasp points swing towards the plate. Points with a lever of at least ``lever``
+    # px decide when there are any: close to the pivot, outline quantisation swamps the angle.
+    # The smallest angle atan(dx / lever) is tracked as the smallest ratio, compared by
+    # cross-multiplying, so that only the winner pays for an atan2.
     r_r = 0.0
     if dw[i_l] != dw[i_r]:
         sigma = 1.0 if dw[i_r] > dw[i_l] else -1.0
-        r_r = no_pivot
+        far_dx, far_arm, near_dx, near_arm = -1.0, 1.0, -1.0, 1.0  # dx < 0: none yet
         for i in range(n):
-            if i != i_l and d_l[i] == d_l[i]:
-                dy = dw[i] - dw[i_l]
-                if sigma * dy > 0.0:
-                    r_r = min(r_r, math.atan2(d_l[i] - d_l[i_l], abs(dy)))
-            if i != i_r and d_r[i] == d_r[i]:
-                dy = dw[i] - dw[i_r]
-                if sigma * dy < 0.0:
-                    r_r = min(r_r, math.atan2(d_r[i_r] - d_r[i], abs(dy)))
+            for side in range(2):
+                d = d_l if side == 0 else d_r
+                i_p = i_l if side == 0 else i_r
+                if i == i_p or d[i] != d[i]:
+                    continue
+                dy = dw[i] - dw[i_p]
+                if (sigma * dy > 0.0) != (side == 0):
+                    continue  # this point swings away from the plate
+                dx = abs(d[i] - d[i_p])
+                arm = abs(dy)
+                if arm >= lever:
+                    if far_dx < 0.0 or dx * far_arm < far_dx * arm:
+                        far_dx, far_arm = dx, arm
+                elif near_dx < 0.0 or dx * near_arm < near_dx * arm:
+                    near_dx, near_arm = dx, arm
+        if far_dx >= 0.0:
+            r_r = min(math.atan2(far_dx, far_arm), no_pivot)
+        elif near_dx >= 0.0:
+            r_r = min(math.atan2(near_dx, near_arm), no_pivot)
+        else:
+            r_r = no_pivot
 
     # Contacts (primary + secondary), their angles (eqs. 11-13) and force zones (eq. 14).
     s_a_sum = 0.0
@@ -167,9 +245,12 @@ def _score_one(sil, nfx, nfy, x, y, theta, dw, w, r, step, prm, d_l, d_r, outf, 
             di = d[i]
             if di != di or push * (di - d_p) > tol:
                 continue
-            col = int(math.floor(x - dw[i] * s + di * c + 0.5))
-            row = int(math.floor(y + dw[i] * c + di * s + 0.5))
-            beta = _contact_angle(nfx[row, col], nfy[row, col], c, s, push)
+            # the normal is read at the object pixel the search stopped on
+            dj = -half_r + scratch[2, i] if side == 0 else half_r - scratch[3, i]
+            # an object pixel, so inside the image: non-negative, truncation is floor
+            col = np.uint64(x - dw[i] * s + dj * c + 0.5)
+            row = np.uint64(y + dw[i] * c + dj * s + 0.5)
+            beta = _contact_angle(nang[row, col], theta, side)
             n_c += 1
             abs_sum += abs(beta)
             pos = pos or beta > sign_eps
@@ -200,26 +281,26 @@ def _score_one(sil, nfx, nfy, x, y, theta, dw, w, r, step, prm, d_l, d_r, outf, 
 
 
 @nb.njit(cache=True, parallel=True)
-def score_kernel(sil, nfx, nfy, xs, ys, thetas, dw, w, r, step, prm, scratch, outf, outb):
+def score_kernel(sil, blur, nang, xs, ys, thetas, dw, w, r, step, prm, scratch, outf, outb):
     """Score every candidate (xs[k], ys[k], thetas[k]) into column k of the outputs.
 
-    sil : (H, W) uint8; nfx, nfy : (H, W) float64 boundary normals; xs, ys, thetas : (N,)
+    sil : (H, W) uint8; blur : (H, W) float64 smoothed silhouette; nang : (H, W) float64
+    boundary normal angles (NaN elsewhere); xs, ys, thetas : (N,)
     float64 pixels / radians; dw : (n,) line offsets, px; scratch : (n_chunks, 2, n) float64;
     outf : (9, N) float32; outb : (2, N) bool (row order as in ``_score_one``).
     """
     n_cand = xs.shape[0]
     n_chunks = scratch.shape[0]
     for ch in nb.prange(n_chunks):
-        d_l = scratch[ch, 0]
-        d_r = scratch[ch, 1]
+        rows = scratch[ch]
         stop = min((ch + 1) * CHUNK, n_cand)
         for k in range(ch * CHUNK, stop):
-            _score_one(sil, nfx, nfy, xs[k], ys[k], thetas[k], dw, w, r, step, prm,
-                       d_l, d_r, outf, outb, k)
+            _score_one(sil, blur, nang, xs[k], ys[k], thetas[k], dw, w, r, step, prm,
+                       rows, outf, outb, k)
 
 
 @nb.njit(cache=True, parallel=True)
-def grpv_kernel(sil, xs, ys, thetas, dw, r, step, out):
+def grpv_kernel(sil, blur, xs, ys, thetas, dw, r, step, out):
     """Grasp distances Δr (px) of every candidate's grasp points into out[k, side, line].
 
     side 0 = left, 1 = right; NaN where the coarse search finds no object pixel (GRPV, eq. 4).
@@ -232,7 +313,9 @@ def grpv_kernel(sil, xs, ys, thetas, dw, r, step, out):
         for i in range(dw.shape[0]):
             lx = xs[k] - dw[i] * s
             ly = ys[k] + dw[i] * c
-            jl = _search_side(sil, lx, ly, -c, -s, half_r, n_samples, step)
-            jr = _search_side(sil, lx, ly, c, s, half_r, n_samples, step)
-            out[k, 0, i] = -half_r + jl if jl >= 0 else np.nan
-            out[k, 1, i] = half_r - jr if jr >= 0 else np.nan
+            jl, el = _end_distance(sil, blur, lx, ly, -c, -s, half_r, n_samples, step)
+            er = -1.0
+            if jl >= 0:
+                _, er = _end_distance(sil, blur, lx, ly, c, s, half_r, n_samples, step)
+            out[k, 0, i] = -half_r + el if el >= 0.0 else np.nan
+            out[k, 1, i] = half_r - er if er >= 0.0 else np.nan

@@ -8,7 +8,7 @@ import numba as nb
 import numpy as np
 
 from ._checks import check_silhouette
-from ._measure import PreparedSilhouette, _score_prepared, prepare_silhouette
+from ._measure import PreparedSilhouette, _prepared, _score_prepared
 from ._types import GripperProjection, MeasureParams, Scores
 
 
@@ -136,8 +136,7 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
         raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
     params = params or MeasureParams()
     settings = settings or SearchParams()
-    prepared = silhouette if isinstance(silhouette, PreparedSilhouette) \
-        else prepare_silhouette(silhouette, params)
+    prepared = _prepared(silhouette, params)
     if target is None:
         rows, cols = np.nonzero(prepared.mask)
     else:

@@ -64,10 +64,12 @@ class MeasureParams:
     coarse_step_px: int = 0                    # 0 = round(sqrt(r)), the paper's choice
     sign_eps: float = 1e-6                     # contact angles below this (rad) carry no sign
     no_pivot_angle: float = math.pi / 2        # R_r when no grasp point ever reaches a plate
+    min_lever_fraction: float = 0.5            # R_r prefers points >= this * w from the pivot
+    outline_sigma_px: float = 1.0              # blur placing outlines between pixels
 
     def __post_init__(self) -> None:
         for name in ("d_t_threshold", "r_r_threshold", "s_a_threshold",
-                     "s_f_knee_fraction", "s_f_zero_fraction"):
+                     "s_f_knee_fraction", "s_f_zero_fraction", "outline_sigma_px"):
             _check_positive(name, getattr(self, name), "MeasureParams")
         if not self.s_f_knee_fraction < self.s_f_zero_fraction:
             raise ValueError(
@@ -77,7 +79,7 @@ class MeasureParams:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
                 raise ValueError(f"MeasureParams: {name} must be in [0, 1], got {v!r}")
-        for name in ("secondary_tol_px", "sign_eps", "no_pivot_angle"):
+        for name in ("secondary_tol_px", "sign_eps", "no_pivot_angle", "min_lever_fraction"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f"MeasureParams: {name} must be finite and >= 0, got {v!r}")

@@ -57,20 +57,50 @@ def reference_normal(sil: np.ndarray, row: int, col: int, m: int = 7) -> tuple[f
     return -sum_x / norm, -sum_y / norm
 
 
-def _outermost(sil, x, y, c, s, dw, r, step, side):
-    """Grasp distance Δr of the outermost object pixel from one side's end, or None."""
+def _blurred(sil: np.ndarray, row: int, col: int, sigma: float) -> float:
+    """Gaussian-smoothed silhouette value at a pixel (off-image pixels are 0)."""
+    radius = max(1, math.ceil(3.0 * sigma))
+    taps = [math.exp(-0.5 * (k / sigma) ** 2) for k in range(-radius, radius + 1)]
+    total = sum(taps)
+    acc = 0.0
+    for i, ti in enumerate(taps):
+        for j, tj in enumerate(taps):
+            r, c = row + i - radius, col + j - radius
+            if 0 <= r < sil.shape[0] and 0 <= c < sil.shape[1] and sil[r, c]:
+                acc += (ti / total) * (tj / total)
+    return acc
+
+
+def _bilinear(sil: np.ndarray, px: float, py: float, sigma: float) -> float:
+    """Smoothed silhouette interpolated at (column px, row py)."""
+    c0, r0 = math.floor(px), math.floor(py)
+    fx, fy = px - c0, py - r0
+    return ((1 - fy) * ((1 - fx) * _blurred(sil, r0, c0, sigma) + fx * _blurred(sil, r0, c0 + 1, sigma))
+            + fy * ((1 - fx) * _blurred(sil, r0 + 1, c0, sigma)
+                    + fx * _blurred(sil, r0 + 1, c0 + 1, sigma)))
+
+
+def _outermost(sil, x, y, c, s, dw, r, step, side, sigma):
+    """(Δr of the object's outline seen from one side's end, the object sample's position), or None.
+
+    Pixel search as in the paper, then the outline placed between the last vacant and the
+    first object sample where the smoothed silhouette crosses 0.5.
+    """
     half = r / 2.0
     n_samples = math.floor(r) + 1
     delta = (lambda j: -half + j) if side == "L" else (lambda j: half - j)
-    at = lambda j: _value(sil, x - dw * s + delta(j) * c, y + dw * c + delta(j) * s)  # eqs. 1-2
+    point = lambda j: (x - dw * s + delta(j) * c, y + dw * c + delta(j) * s)  # eqs. 1-2
     for j in range(step, n_samples, step):  # coarse search
-        if at(j):
+        if _value(sil, *point(j)):
             first = j
             for back in range(j - 1, j - step, -1):  # fine search, backwards
-                if not at(back):
+                if not _value(sil, *point(back)):
                     break
                 first = back
-            return delta(first)
+            b_in = _bilinear(sil, *point(first), sigma)
+            b_out = _bilinear(sil, *point(first - 1), sigma)
+            t = min(max((0.5 - b_out) / (b_in - b_out), 0.0), 1.0) if b_in > b_out else 1.0
+            return delta(first - 1 + t), point(first)
     return None
 
 
@@ -94,10 +124,14 @@ def reference_score(sil: np.ndarray, x: float, y: float, theta: float,
                 return ReferenceResult(0.0, True, False)
 
     step = p.coarse_step(r)
-    left = {i: d for i, dw in enumerate(offsets)
-            if (d := _outermost(sil, x, y, c, s, dw, r, step, "L")) is not None}
-    right = {i: d for i, dw in enumerate(offsets)
-             if (d := _outermost(sil, x, y, c, s, dw, r, step, "R")) is not None}
+    sigma = p.outline_sigma_px
+    found_l = {i: f for i, dw in enumerate(offsets)
+               if (f := _outermost(sil, x, y, c, s, dw, r, step, "L", sigma)) is not None}
+    # a line whose left search found nothing has no grasp points; the right search is skipped
+    found_r = {i: f for i, dw in enumerate(offsets)
+               if i in found_l and (f := _outermost(sil, x, y, c, s, dw, r, step, "R", sigma)) is not None}
+    left = {i: f[0] for i, f in found_l.items()}
+    right = {i: f[0] for i, f in found_r.items()}
     if not left or not right:
         return ReferenceResult(0.0, False, True)
 
@@ -110,26 +144,28 @@ def reference_score(sil: np.ndarray, x: float, y: float, theta: float,
         r_r = 0.0
     else:
         turn = 1.0 if offsets[i_r] > offsets[i_l] else -1.0
-        angles = [p.no_pivot_angle]
+        swings = []  # (lever px, angle rad) of grasp points that swing towards their plate
         for i, d in left.items():
             dy = offsets[i] - offsets[i_l]
             if i != i_l and turn * dy > 0:
-                angles.append(math.atan2(d - left[i_l], abs(dy)))
+                swings.append((abs(dy), math.atan2(d - left[i_l], abs(dy))))
         for i, d in right.items():
             dy = offsets[i] - offsets[i_r]
             if i != i_r and turn * dy < 0:
-                angles.append(math.atan2(right[i_r] - d, abs(dy)))
-        r_r = min(angles)  # eq. 10
+                swings.append((abs(dy), math.atan2(right[i_r] - d, abs(dy))))
+        lever = p.min_lever_fraction * w
+        far = [a for arm, a in swings if arm >= lever]
+        r_r = min(far or [a for _, a in swings] or [p.no_pivot_angle])  # eq. 10
 
     slippery_means = []
     centre_offsets = []
-    for points, primary, push in ((left, left[i_l], 1.0), (right, right[i_r], -1.0)):
+    for points, found, primary, push in ((left, found_l, left[i_l], 1.0),
+                                         (right, found_r, right[i_r], -1.0)):
         contacts = [i for i, d in points.items() if push * (d - primary) <= p.secondary_tol_px]
         betas = []
         for i in contacts:
-            d = points[i]
-            col = math.floor(x - offsets[i] * s + d * c + 0.5)
-            row = math.floor(y + offsets[i] * c + d * s + 0.5)
+            px, py = found[i][1]  # the normal is read at the object pixel the search found
+            col, row = math.floor(px + 0.5), math.floor(py + 0.5)
             n_col, n_row = reference_normal(sil, row, col, p.normal_window)
             n_gx, n_gy = n_col * c + n_row * s, -n_col * s + n_row * c  # into {G}
             if n_gx == 0.0 and n_gy == 0.0:

@@ -1,0 +1,141 @@
+"""Throughput of the image-space scoring kernel against its plain-Python reference.
+
+A 640 x 480 silhouette with rectangles, ellipses, a polygon and a ring; a gripper of 15 px
+fingers, 100 px opening and 15 grasp lines; candidates uniform in each object's bounding box
+grown by half the open width, θ uniform. Prints one table (figure, unit, baseline) and the
+floors this machine must reach. Run: python benchmarks/bench_scoring.py [--candidates N]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import time
+
+import cv2
+import numba
+import numpy as np
+
+from scoring import GripperProjection, prepare_silhouette, score_candidates
+from scoring.reference import reference_score
+
+PAPER_MS_PER_CANDIDATE = 2.04  # Tan et al. 2021, IV-B: Python on an i7-8750H
+FLOOR_MIX_PER_S = 1_000_000    # all cores, the whole mix (issue 2)
+FLOOR_EVAL_PER_S = 400_000     # all cores, fully evaluated candidates only
+
+
+def bench_silhouette() -> np.ndarray:
+    """(480, 640) uint8: two rectangles, two ellipses, a polygon and a ring."""
+    sil = np.zeros((480, 640), np.uint8)
+    cv2.rectangle(sil, (50, 50), (120, 170), 1, -1)
+    cv2.fillPoly(sil, [np.round(cv2.boxPoints(((260.0, 110.0), (150.0, 40.0), 30.0))).astype(np.int32)], 1)
+    cv2.ellipse(sil, (470, 110), (45, 30), 20, 0, 360, 1, -1)
+    cv2.ellipse(sil, (580, 330), (25, 40), 0, 0, 360, 1, -1)
+    cv2.fillPoly(sil, [np.array([[90, 290], [170, 300], [150, 420], [80, 400], [100, 350]], np.int32)], 1)
+    cv2.circle(sil, (340, 350), 44, 1, -1)
+    cv2.circle(sil, (340, 350), 30, 0, -1)
+    return sil
+
+
+def bench_candidates(sil: np.ndarray, n: int, grow_px: float, seed: int = 0) -> tuple:
+    """n candidates spread evenly over the objects, uniform in each grown bounding box."""
+    n_obj, _, stats, _ = cv2.connectedComponentsWithStats(sil, connectivity=8)
+    rng = np.random.default_rng(seed)
+    per = -(-n // (n_obj - 1))
+    xs, ys = [], []
+    for i in range(1, n_obj):
+        x0, y0, w, h = stats[i, :4]
+        xs.append(rng.uniform(x0 - grow_px, x0 + w + grow_px, per))
+        ys.append(rng.uniform(y0 - grow_px, y0 + h + grow_px, per))
+    order = rng.permutation(per * (n_obj - 1))[:n]  # interleave objects: balanced threads
+    return np.concatenate(xs)[order], np.concatenate(ys)[order], rng.uniform(0, np.pi, n)
+
+
+def best_rate(fn, n_items: int, repeats: int) -> float:
+    """Items per second of the fastest of ``repeats`` runs of fn()."""
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return n_items / best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--candidates", type=int, default=1_000_000)
+    ap.add_argument("--reference", type=int, default=300, help="candidates for the reference")
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+
+    sil = bench_silhouette()
+    proj = GripperProjection(finger_width_px=15, open_width_px=100, n_lines=15)
+    x, y, t = bench_candidates(sil, args.candidates, grow_px=proj.open_width_px / 2)
+
+    t0 = time.perf_counter()
+    prep = prepare_silhouette(sil)
+    score_candidates(prep, x[:8], y[:8], t[:8], proj)
+    compile_s = time.perf_counter() - t0  # first call: compile, or load numba's cache
+    prep_s = min(_timed(lambda: prepare_silhouette(sil)) for _ in range(args.repeats))
+
+    all_cores = numba.config.NUMBA_NUM_THREADS
+    scores = score_candidates(prep, x, y, t, proj)
+    ev = scores.evaluated
+    xe, ye, te = x[ev], y[ev], t[ev]
+    rates = {}
+    for threads in sorted({1, all_cores}):
+        numba.set_num_threads(threads)
+        rates[threads] = (
+            best_rate(lambda: score_candidates(prep, x, y, t, proj), x.size, args.repeats),
+            best_rate(lambda: score_candidates(prep, xe, ye, te, proj), xe.size, args.repeats))
+    numba.set_num_threads(all_cores)
+
+    n_ref = min(args.reference, x.size)
+    ref_rate = best_rate(lambda: [reference_score(sil, x[k], y[k], t[k], proj)
+                                  for k in range(n_ref)], n_ref, 1)
+    n_ref_ev = min(args.reference, xe.size)
+    ref_rate_ev = best_rate(lambda: [reference_score(sil, xe[k], ye[k], te[k], proj)
+                                     for k in range(n_ref_ev)], n_ref_ev, 1)
+
+    mix1, ev1 = rates[1]
+    mixn, evn = rates[all_cores]
+    paper_rate = 1e3 / PAPER_MS_PER_CANDIDATE
+    rows = [
+        ("candidates/s, mix, 1 thread", f"{mix1:,.0f}", "1/s", f"reference {ref_rate:,.0f}/s",
+         f"x{mix1 / ref_rate:,.0f}"),
+        (f"candidates/s, mix, {all_cores} threads", f"{mixn:,.0f}", "1/s",
+         f"1 thread {mix1:,.0f}/s", f"x{mixn / mix1:.2f}"),
+        ("time per candidate, mix, all threads", f"{1e6 / mixn:.3f}", "us",
+         f"paper {PAPER_MS_PER_CANDIDATE * 1e3:.0f} us", f"x{mixn / paper_rate:,.0f}"),
+        ("fully evaluated fraction of the mix", f"{ev.mean():.3f}", "-", "-", "-"),
+        ("candidates/s, evaluated only, 1 thread", f"{ev1:,.0f}", "1/s",
+         f"reference {ref_rate_ev:,.0f}/s", f"x{ev1 / ref_rate_ev:,.0f}"),
+        (f"candidates/s, evaluated only, {all_cores} threads", f"{evn:,.0f}", "1/s",
+         f"1 thread {ev1:,.0f}/s", f"x{evn / ev1:.2f}"),
+        ("prepare silhouette (blur, normals)", f"{prep_s * 1e3:.2f}", "ms", "-", "-"),
+        ("first call (compile or cache load)", f"{compile_s:.2f}", "s", "-", "-"),
+    ]
+    print(f"bench_scoring: {args.candidates:,} candidates on a 640x480 silhouette, n_lines=15, "
+          f"r=100 px, w=15 px; reference on {n_ref} (+{n_ref_ev} evaluated)")
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"numba {numba.__version__} ({numba.threading_layer()} threads)")
+    widths = [max(len(r[i]) for r in rows + [("figure", "value", "unit", "baseline", "ratio")])
+              for i in range(5)]
+    for row in [("figure", "value", "unit", "baseline", "ratio")] + rows:
+        print("  ".join(c.ljust(w) if i in (0, 3) else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(row, widths))))
+    for name, value, floor in (("mix, all cores", mixn, FLOOR_MIX_PER_S),
+                               ("evaluated only, all cores", evn, FLOOR_EVAL_PER_S)):
+        verdict = "meets" if value >= floor else "BELOW"
+        print(f"floor {name}: {floor:,}/s -> {verdict} ({value:,.0f}/s)")
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+if __name__ == "__main__":
+    main()
