@@ -59,28 +59,23 @@ def _objects(sil: np.ndarray, whole: bool) -> list[np.ndarray]:
     return [labels == i for i in big]
 
 
-def _grasp_record(rank: int, g, k: int, profile: np.ndarray, dw: np.ndarray) -> dict:
-    """JSON-ready description of grasp k of a GraspSet."""
+def _grasp_record(rank: int, g, k: int) -> dict:
+    """JSON-ready description of grasp k of a GraspSet (pixels, radians)."""
     sc = g.scores
-    nan_to_none = lambda v: None if not math.isfinite(float(v)) else round(float(v), 6)  # noqa: E731
-    c, s = math.cos(g.theta[k]), math.sin(g.theta[k])
-    contacts = {}
-    for side, name in ((0, "left"), (1, "right")):
-        d = profile[k, side]
-        ok = np.flatnonzero(~np.isnan(d))
-        if ok.size:
-            i = ok[np.argmin(d[ok])] if side == 0 else ok[np.argmax(d[ok])]
-            contacts[name] = [round(float(g.x[k] - dw[i] * s + d[i] * c), 3),
-                              round(float(g.y[k] + dw[i] * c + d[i] * s), 3)]
+
+    def num(v: float) -> float | None:
+        return None if not math.isfinite(float(v)) else round(float(v), 6)
+
     return {
-        "rank": rank, "x_px": round(float(g.x[k]), 3), "y_px": round(float(g.y[k]), 3),
-        "theta_rad": round(float(g.theta[k]), 6), "score": round(float(sc.score[k]), 6),
-        "collision": bool(sc.collision[k]), "missing": bool(sc.missing[k]),
-        "features": {"d_t": nan_to_none(sc.d_t[k]), "r_r_rad": nan_to_none(sc.r_r[k]),
-                     "s_a_rad": nan_to_none(sc.s_a[k]), "s_f_px": nan_to_none(sc.s_f[k])},
-        "feature_scores": {"d_t": nan_to_none(sc.score_d_t[k]), "r_r": nan_to_none(sc.score_r_r[k]),
-                           "s_a": nan_to_none(sc.score_s_a[k]), "s_f": nan_to_none(sc.score_s_f[k])},
-        "primary_contacts_px": contacts,
+        "rank": rank, "x_px": num(g.x[k]), "y_px": num(g.y[k]), "theta_rad": num(g.theta[k]),
+        "score": num(sc.score[k]), "collision": bool(sc.collision[k]),
+        "missing": bool(sc.missing[k]), "width_px": num(sc.width_px[k]),
+        "features": {"d_t": num(sc.d_t[k]), "r_r_rad": num(sc.r_r[k]),
+                     "s_a_rad": num(sc.s_a[k]), "s_f_px": num(sc.s_f[k])},
+        "feature_scores": {"d_t": num(sc.score_d_t[k]), "r_r": num(sc.score_r_r[k]),
+                           "s_a": num(sc.score_s_a[k]), "s_f": num(sc.score_s_f[k])},
+        "primary_contacts_px": {"left": [num(v) for v in sc.contact_left[k]],
+                                "right": [num(v) for v in sc.contact_right[k]]},
     }
 
 
@@ -88,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     """Score the image's objects and write the overlay and JSON; print one line per object."""
     import cv2
 
-    from scoring import GripperProjection, grasp_region_profile, prepare_silhouette, search_grasps
+    from scoring import GripperProjection, prepare_silhouette, search_grasps
 
     from ._overlay import draw_grasps
     from ._sample import sample_silhouette
@@ -115,20 +110,17 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     prepared = prepare_silhouette(sil)
-    dw = projection.line_offsets_px()
     records, xs, ys, ts, ss, labels = [], [], [], [], [], []
     print(f"scoring {len(objects)} object(s) in {source}")
     for n_obj, target in enumerate(objects, start=1):
         t_obj = time.perf_counter()
         g = search_grasps(prepared, projection, target=target, top_k=args.top, seed=args.seed)
-        profile = grasp_region_profile(prepared, g.x, g.y, g.theta, projection)
         rows, cols = np.nonzero(target)
         records.append({
             "object": n_obj, "area_px": int(rows.size),
             "centroid_px": [round(float(cols.mean()), 2), round(float(rows.mean()), 2)],
             "candidates_scored": int(g.n_scored),
-            "grasps": [_grasp_record(rank, g, k, profile, dw) for rank, k in
-                       enumerate(range(len(g)), start=1)],
+            "grasps": [_grasp_record(k + 1, g, k) for k in range(len(g))],
         })
         xs.append(g.x), ys.append(g.y), ts.append(g.theta), ss.append(g.scores.score)
         labels += [f"#{n_obj} {g.scores.score[0]:.2f}"] + [""] * (len(g) - 1) if len(g) else []

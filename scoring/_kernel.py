@@ -54,16 +54,19 @@ def _search_side(sil, lx, ly, ux, uy, half_r, n_samples, step):
 def _bilinear(img, px, py):
     """Bilinear interpolation of a float image at (column px, row py); 0 off the image."""
     h, w = img.shape
+    if px >= 0.0 and py >= 0.0:  # the common case: truncation is floor, no per-pixel checks
+        uc = np.uint64(px)
+        ur = np.uint64(py)
+        if uc + 1 < w and ur + 1 < h:
+            fx = px - float(uc)
+            fy = py - float(ur)
+            one = np.uint64(1)
+            return ((1.0 - fy) * ((1.0 - fx) * img[ur, uc] + fx * img[ur, uc + one])
+                    + fy * ((1.0 - fx) * img[ur + one, uc] + fx * img[ur + one, uc + one]))
     c0 = int(math.floor(px))
     r0 = int(math.floor(py))
     fx = px - c0
     fy = py - r0
-    if c0 >= 0 and r0 >= 0 and c0 + 1 < w and r0 + 1 < h:  # inside: no checks per pixel
-        uc = np.uint64(c0)
-        ur = np.uint64(r0)
-        one = np.uint64(1)
-        return ((1.0 - fy) * ((1.0 - fx) * img[ur, uc] + fx * img[ur, uc + one])
-                + fy * ((1.0 - fx) * img[ur + one, uc] + fx * img[ur + one, uc + one]))
     v = 0.0
     for dr in range(2):
         r = r0 + dr
@@ -103,6 +106,7 @@ def _end_distance(sil, blur, lx, ly, ux, uy, half_r, n_samples, step):
 def _contact_angle(normal_angle, theta, side):
     """Signed contact angle β (rad) of a contact whose outward normal points at normal_angle.
 
+    theta : the closing direction, wrapped to [-π, π).
     β is the angle between the finger's push (+x_G for the left finger, side 0; -x_G for the
     right) and the inward normal, at most π/2, negative when the normal's y_G is (eq. 11).
     A NaN normal_angle (no defined normal) gives 0. Angle arithmetic instead of acos of a
@@ -110,8 +114,11 @@ def _contact_angle(normal_angle, theta, side):
     """
     if normal_angle != normal_angle:
         return 0.0
-    psi = normal_angle - theta  # normal's direction in {G}, wrapped to [-π, π)
-    psi -= 2.0 * math.pi * math.floor((psi + math.pi) / (2.0 * math.pi))
+    psi = normal_angle - theta  # normal's direction in {G}; both angles in [-π, π]
+    if psi < -math.pi:
+        psi += 2.0 * math.pi
+    elif psi >= math.pi:
+        psi -= 2.0 * math.pi
     beta = math.pi - abs(psi) if side == 0 else abs(psi)
     beta = min(beta, 0.5 * math.pi)
     return -beta if psi < 0.0 else beta
@@ -142,15 +149,17 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
 
     ``scratch`` (4, n): rows 0/1 left/right grasp distances (NaN = none on that line), rows
     2/3 the sample index j of the object pixel each was found at (its normal is read there).
-    ``outf`` rows: score, d_t, r_r, s_a, s_f, sc_dt, sc_rr, sc_sa, sc_sf; ``outb``: collision,
-    missing.
+    ``outf`` rows: score, d_t, r_r, s_a, s_f, sc_dt, sc_rr, sc_sa, sc_sf, then the primary
+    contacts' object pixels (left col, row, right col, row) and the width between the primaries'
+    outlines (px); ``outb``: collision, missing.
     """
     d_l = scratch[0]
     d_r = scratch[1]
-    (d_t_thr, r_r_thr, s_a_thr, kf, ks, zf, k_weight, tol, sign_eps, no_pivot, lever) = prm
+    (d_t_thr, r_r_thr, s_a_thr, kf, ks, zf, k_weight, tol, no_pivot, lever, balance) = prm
     n = dw.shape[0]
     c = math.cos(theta)
     s = math.sin(theta)
+    theta_w = theta - 2.0 * math.pi * math.floor((theta + math.pi) / (2.0 * math.pi))
     half_r = 0.5 * r
     n_samples = int(math.floor(r)) + 1
     outb[0, k] = False
@@ -160,6 +169,8 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
         outf[q, k] = np.nan
     for q in range(5, 9):
         outf[q, k] = 0.0
+    for q in range(9, 14):
+        outf[q, k] = np.nan
 
     # Collision: an end point of any grasp line on the object (Tan III-C).
     for i in range(n):
@@ -198,10 +209,22 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
     # R_r (eq. 10): each side pivots about its primary contact; the couple's sign decides
     # which grasp points swing towards the plate. Points with a lever of at least ``lever``
     # px decide when there are any: close to the pivot, outline quantisation swamps the angle.
+    # No couple forms when the grasp points within ``balance`` px of each primary span
+    # overlapping ranges of Δw: one line of action then joins the two contact regions
+    # (the paper's "same grasp line", made robust to sub-pixel ties).
+    lo_l, hi_l, lo_r, hi_r = np.inf, -np.inf, np.inf, -np.inf
+    for i in range(n):
+        if d_l[i] - d_l[i_l] <= balance:  # NaN compares False
+            lo_l = min(lo_l, dw[i])
+            hi_l = max(hi_l, dw[i])
+        if d_r[i_r] - d_r[i] <= balance:
+            lo_r = min(lo_r, dw[i])
+            hi_r = max(hi_r, dw[i])
+    couple = hi_l < lo_r or hi_r < lo_l
     # The smallest angle atan(dx / lever) is tracked as the smallest ratio, compared by
     # cross-multiplying, so that only the winner pays for an atan2.
     r_r = 0.0
-    if dw[i_l] != dw[i_r]:
+    if couple:
         sigma = 1.0 if dw[i_r] > dw[i_l] else -1.0
         far_dx, far_arm, near_dx, near_arm = -1.0, 1.0, -1.0, 1.0  # dx < 0: none yet
         for i in range(n):
@@ -229,16 +252,13 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
 
     # Contacts (primary + secondary), their angles (eqs. 11-13) and force zones (eq. 14).
     s_a_sum = 0.0
-    n_slippery = 0
     s_f = 0.0
     for side in range(2):
         push = 1.0 if side == 0 else -1.0
         d = d_l if side == 0 else d_r
         d_p = d_l[i_l] if side == 0 else d_r[i_r]
         n_c = 0
-        abs_sum = 0.0
-        pos = False
-        neg = False
+        beta_sum = 0.0
         w_min = np.inf
         w_max = -np.inf
         for i in range(n):
@@ -250,18 +270,17 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
             # an object pixel, so inside the image: non-negative, truncation is floor
             col = np.uint64(x - dw[i] * s + dj * c + 0.5)
             row = np.uint64(y + dw[i] * c + dj * s + 0.5)
-            beta = _contact_angle(nang[row, col], theta, side)
+            beta = _contact_angle(nang[row, col], theta_w, side)
             n_c += 1
-            abs_sum += abs(beta)
-            pos = pos or beta > sign_eps
-            neg = neg or beta < -sign_eps
+            beta_sum += beta
             w_min = min(w_min, dw[i])
             w_max = max(w_max, dw[i])
-        if not (pos and neg):  # one polarity on this side: slippery (eq. 12, SI = 0)
-            s_a_sum += abs_sum / n_c
-            n_slippery += 1
+        # The side's net lean |mean β|: the paper's mean angle when all β share a sign (SI = 0,
+        # eq. 12), and instead of a hard 0 for mixed signs the part that does not cancel, so
+        # that pixel-normal scatter (about 3.4 deg) around a flat face cannot switch it.
+        s_a_sum += abs(beta_sum) / n_c
         s_f += 0.5 * abs(0.5 * (w_min + w_max))  # eqs. 14-15, absolute offsets
-    s_a = s_a_sum / n_slippery if n_slippery > 0 else 0.0
+    s_a = 0.5 * s_a_sum  # eq. 13
 
     sc_dt = _normalise(d_t, d_t_thr)
     sc_rr = _normalise(r_r, r_r_thr)
@@ -278,6 +297,12 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
     outf[6, k] = sc_rr
     outf[7, k] = sc_sa
     outf[8, k] = sc_sf
+    for side in range(2):
+        i_p = i_l if side == 0 else i_r
+        dj = -half_r + scratch[2, i_p] if side == 0 else half_r - scratch[3, i_p]
+        outf[9 + 2 * side, k] = math.floor(x - dw[i_p] * s + dj * c + 0.5)
+        outf[10 + 2 * side, k] = math.floor(y + dw[i_p] * c + dj * s + 0.5)
+    outf[13, k] = d_r[i_r] - d_l[i_l]
 
 
 @nb.njit(cache=True, parallel=True)
@@ -287,7 +312,7 @@ def score_kernel(sil, blur, nang, xs, ys, thetas, dw, w, r, step, prm, scratch, 
     sil : (H, W) uint8; blur : (H, W) float64 smoothed silhouette; nang : (H, W) float64
     boundary normal angles (NaN elsewhere); xs, ys, thetas : (N,)
     float64 pixels / radians; dw : (n,) line offsets, px; scratch : (n_chunks, 2, n) float64;
-    outf : (9, N) float32; outb : (2, N) bool (row order as in ``_score_one``).
+    outf : (14, N) float32; outb : (2, N) bool (row order as in ``_score_one``).
     """
     n_cand = xs.shape[0]
     n_chunks = scratch.shape[0]

@@ -64,7 +64,8 @@ def _kernel_params(params: MeasureParams, projection: GripperProjection) -> tupl
     return (float(params.d_t_threshold), float(params.r_r_threshold), float(params.s_a_threshold),
             float(params.s_f_knee_fraction), float(params.s_f_knee_score),
             float(params.s_f_zero_fraction), float(params.k), float(params.secondary_tol_px),
-            float(params.sign_eps), float(params.no_pivot_angle), lever_px)
+            float(params.no_pivot_angle), lever_px,
+            float(params.balance_tol_px))
 
 
 def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray, y: np.ndarray,
@@ -97,7 +98,7 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
     r = float(projection.open_width_px)
     n_chunks = max(1, -(-n_cand // CHUNK))
     scratch = np.empty((n_chunks, 4, dw.shape[0]), dtype=np.float64)
-    outf = np.empty((9, n_cand), dtype=np.float32)
+    outf = np.empty((14, n_cand), dtype=np.float32)
     outb = np.empty((2, n_cand), dtype=np.bool_)
     if n_cand:
         score_kernel(prepared.mask, prepared.blur, prepared.normal_angle, xs, ys, ts, dw,
@@ -105,7 +106,8 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
                      _kernel_params(params, projection), scratch, outf, outb)
     return Scores(score=outf[0], collision=outb[0], missing=outb[1], d_t=outf[1], r_r=outf[2],
                   s_a=outf[3], s_f=outf[4], score_d_t=outf[5], score_r_r=outf[6],
-                  score_s_a=outf[7], score_s_f=outf[8])
+                  score_s_a=outf[7], score_s_f=outf[8], contact_left=outf[9:11].T,
+                  contact_right=outf[11:13].T, width_px=outf[13])
 
 
 def grasp_region_profile(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,

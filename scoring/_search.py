@@ -118,6 +118,21 @@ def _global_batch(rng: np.random.Generator, n: int, box: tuple, centroid: tuple,
     return xs, ys, rng.uniform(0.0, np.pi, n)
 
 
+def _drop_off_target(scores: Scores, target: np.ndarray) -> None:
+    """Zero the score of grasps whose primary contacts are not both on the target mask.
+
+    Such a grasp closes on a neighbour first: for the target it is a miss (missing = True).
+    """
+    ok = scores.evaluated.copy()
+    for contact in (scores.contact_left, scores.contact_right):
+        cols = np.nan_to_num(contact[:, 0]).astype(np.intp)
+        rows = np.nan_to_num(contact[:, 1]).astype(np.intp)
+        ok &= target[rows, cols] != 0
+    off = scores.evaluated & ~ok
+    scores.score[off] = 0.0
+    scores.missing[off] = True
+
+
 def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: GripperProjection,
                   *, target: np.ndarray | None = None, top_k: int = 10,
                   params: MeasureParams | None = None, settings: SearchParams | None = None,
@@ -130,7 +145,8 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
     current best shrink the region by half each time. Same seed, same result.
 
     target : optional (H, W) bool mask of the object to grasp; candidates are drawn around it
-        while the whole silhouette is scored, so neighbouring objects still collide.
+        while the whole silhouette is scored, so neighbouring objects still collide, and a
+        grasp whose fingers would first touch a neighbour counts as missing the target.
     """
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
@@ -159,7 +175,10 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
 
     def run(xs, ys, ts):
         xs_all.append(xs), ys_all.append(ys), ts_all.append(ts % np.pi)
-        scores_all.append(_score_prepared(prepared, xs, ys, ts_all[-1], projection, params))
+        sc = _score_prepared(prepared, xs, ys, ts_all[-1], projection, params)
+        if target is not None:
+            _drop_off_target(sc, target)
+        scores_all.append(sc)
 
     def best():
         x, y, t = np.concatenate(xs_all), np.concatenate(ys_all), np.concatenate(ts_all)

@@ -62,9 +62,9 @@ class MeasureParams:
     secondary_tol_px: float = 2.0              # grasp points this close to the primary are contacts
     normal_window: int = 7                     # m of the m x m circular window (eqs. 6-8)
     coarse_step_px: int = 0                    # 0 = round(sqrt(r)), the paper's choice
-    sign_eps: float = 1e-6                     # contact angles below this (rad) carry no sign
     no_pivot_angle: float = math.pi / 2        # R_r when no grasp point ever reaches a plate
     min_lever_fraction: float = 0.5            # R_r prefers points >= this * w from the pivot
+    balance_tol_px: float = 0.5                # contacts this close to a primary share its load
     outline_sigma_px: float = 1.0              # blur placing outlines between pixels
 
     def __post_init__(self) -> None:
@@ -79,7 +79,8 @@ class MeasureParams:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
                 raise ValueError(f"MeasureParams: {name} must be in [0, 1], got {v!r}")
-        for name in ("secondary_tol_px", "sign_eps", "no_pivot_angle", "min_lever_fraction"):
+        for name in ("secondary_tol_px", "no_pivot_angle", "min_lever_fraction",
+                     "balance_tol_px"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f"MeasureParams: {name} must be finite and >= 0, got {v!r}")
@@ -107,6 +108,10 @@ class Scores:
     s_a : contact-angle slippage, radians (eq. 13); s_f : force-zone offset, pixels (eq. 15).
     Raw features are NaN where the candidate collided or missed (not evaluated).
     score_d_t, score_r_r, score_s_a, score_s_f : the normalised feature scores in [0, 1].
+    contact_left, contact_right : (N, 2) float32 (column, row) of the object pixel at each
+        primary contact; NaN where not evaluated.
+    width_px : float32 distance between the primaries' outlines along the closing direction,
+        the opening at which both fingers touch; NaN where not evaluated.
     """
 
     score: np.ndarray
@@ -120,13 +125,17 @@ class Scores:
     score_r_r: np.ndarray
     score_s_a: np.ndarray
     score_s_f: np.ndarray
+    contact_left: np.ndarray
+    contact_right: np.ndarray
+    width_px: np.ndarray
 
     @classmethod
     def empty(cls, n: int) -> "Scores":
         """Allocate outputs for n candidates."""
         f = lambda: np.empty(n, dtype=np.float32)  # noqa: E731
         b = lambda: np.empty(n, dtype=np.bool_)  # noqa: E731
-        return cls(f(), b(), b(), f(), f(), f(), f(), f(), f(), f(), f())
+        p = lambda: np.empty((n, 2), dtype=np.float32)  # noqa: E731
+        return cls(f(), b(), b(), f(), f(), f(), f(), f(), f(), f(), f(), p(), p(), f())
 
     def __len__(self) -> int:
         return len(self.score)

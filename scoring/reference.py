@@ -140,8 +140,10 @@ def reference_score(sil: np.ndarray, x: float, y: float, theta: float,
     i_r = min(right, key=lambda i: (-right[i], i))
     d_t = abs(left[i_l] + right[i_r]) / r  # eq. 9
 
-    if offsets[i_l] == offsets[i_r]:
-        r_r = 0.0
+    near_l = [offsets[i] for i, d in left.items() if d - left[i_l] <= p.balance_tol_px]
+    near_r = [offsets[i] for i, d in right.items() if right[i_r] - d <= p.balance_tol_px]
+    if max(near_l) >= min(near_r) and max(near_r) >= min(near_l):
+        r_r = 0.0  # the near-primary contact regions overlap in Δw: no couple
     else:
         turn = 1.0 if offsets[i_r] > offsets[i_l] else -1.0
         swings = []  # (lever px, angle rad) of grasp points that swing towards their plate
@@ -173,12 +175,12 @@ def reference_score(sil: np.ndarray, x: float, y: float, theta: float,
                 continue
             beta = min(math.acos(min(max(-push * n_gx, -1.0), 1.0)), math.pi / 2)
             betas.append(-beta if n_gy < 0 else beta)  # eq. 11
-        mixed = any(b > p.sign_eps for b in betas) and any(b < -p.sign_eps for b in betas)
-        if not mixed:  # eq. 12: SI = 0
-            slippery_means.append(sum(abs(b) for b in betas) / len(betas))
+        # eqs. 12-13 made continuous: the side's net lean |mean β| (the paper's mean angle
+        # when all β share a sign; the uncancelled part instead of 0 when they do not)
+        slippery_means.append(abs(sum(betas)) / len(betas))
         span = [offsets[i] for i in contacts]
         centre_offsets.append(abs((min(span) + max(span)) / 2.0))  # eq. 14
-    s_a = sum(slippery_means) / len(slippery_means) if slippery_means else 0.0
+    s_a = sum(slippery_means) / 2.0  # eq. 13
     s_f = sum(centre_offsets) / 2.0  # eq. 15
 
     knee, zero = p.s_f_knee_fraction * w, p.s_f_zero_fraction * w
