@@ -16,7 +16,7 @@ class FaultPlan:
     corrupt:      the reply arrives with a damaged checksum (Modbus) or damaged text (ASCII).
     garbage_only: random bytes arrive instead of the reply (the request was executed).
     garbage:      random bytes arrive before an intact reply.
-    only:         "any", "write" (commands that change the device) or "read".
+    only:         "any", "write" (actions: Modbus register writes, Barrett motions) or "read".
     """
 
     drop_request: int = 0
