@@ -7,6 +7,7 @@ where n is a bit mask. Fingers (motors 1-3, prefix ``G``) run 0 (open) .. 17800 
 from __future__ import annotations
 
 import statistics
+import time
 
 from ._base import SerialGripper
 from ._errors import GripperFault
@@ -82,13 +83,17 @@ class BarrettHand(SerialGripper):
             text = bytes(buf[at + len(echo):end]).decode("ascii", "replace").strip()
             return text, end + len(PROMPT), False
 
-        verify = None
+        verify = progress = None
         if verify_motion is not None:
             before = self._positions()
             verify = lambda: self._motion_done_already(before, verify_motion, timeout_s)  # noqa: E731
+            progress = self._motion_progress(timeout_s or self._timeout_s)
         self._echo_seen = False
+        # A motion is acknowledged by its echo at once but answered only when it ends: wait
+        # timeout_s for the echo, then the motion's own time for the prompt.
         text = self._exchange(echo, parse, what=f"command {line!r}", verify=verify,
-                              timeout_s=timeout_s)
+                              timeout_s=self._timeout_s if verify_motion is not None else timeout_s,
+                              progress=progress)
         if text is None:          # verified as executed after a lost reply
             return ""
         if text.startswith("ERR"):
@@ -98,6 +103,28 @@ class BarrettHand(SerialGripper):
                 code = 0
             raise GripperFault(code, f"{line!r}: {decode_error(code)}", port=self._port)
         return text
+
+    def _motion_progress(self, motion_s: float):
+        """Attempt extension for a motion: after the echo, allow motion_s for the prompt.
+
+        If the prompt is late, one empty line is sent: the hand answers it (with a prompt)
+        only after the motion, so a lost prompt cannot leave us waiting for the full motion_s.
+        """
+        state = {"echo_at": None, "nudged": False}
+
+        def progress() -> float | None:
+            if not self._echo_seen:
+                state["echo_at"] = None
+                return None
+            now = time.monotonic()
+            if state["echo_at"] is None:
+                state["echo_at"] = now
+            if not state["nudged"] and now - state["echo_at"] > self._timeout_s:
+                state["nudged"] = True
+                self._serial.write(b"\r")
+            return state["echo_at"] + motion_s
+
+        return progress
 
     def _motion_done_already(self, before: list[int], target: int,
                              timeout_s: float | None) -> bool:

@@ -311,12 +311,15 @@ class SerialGripper(Gripper):
     # ----------------------------------------------------------------------- exchanges
     def _exchange(self, request: bytes, parse: Parser, *, what: str,
                   verify: Callable[[], bool] | None = None,
-                  timeout_s: float | None = None, attempts: int | None = None) -> Any:
+                  timeout_s: float | None = None, attempts: int | None = None,
+                  progress: Callable[[], float | None] | None = None) -> Any:
         """Send request, return parse's reply; retry as the class docstring says.
 
         verify: for a write, called before a repeat; True means the device already executed
         the first attempt (its reply was lost), so the write is not sent again and None is
         returned.
+        progress: polled while an attempt waits; may return a later end time for it (a device
+        that acknowledged the request and is still working on it).
         """
         import serial
 
@@ -335,7 +338,7 @@ class SerialGripper(Gripper):
                     if attempt and time.monotonic() >= self._deadline:
                         break
                     try:
-                        return self._attempt(request, parse, per_try)
+                        return self._attempt(request, parse, per_try, progress)
                     except (_NoReply, _BadReply) as exc:
                         failure = exc
                         log.debug("%s: attempt %d failed: %s", what, attempt + 1, exc)
@@ -361,7 +364,8 @@ class SerialGripper(Gripper):
         err.__cause__ = failure
         return err
 
-    def _attempt(self, request: bytes, parse: Parser, timeout_s: float) -> Any:
+    def _attempt(self, request: bytes, parse: Parser, timeout_s: float,
+                 progress: Callable[[], float | None] | None = None) -> Any:
         """One write + read; raises _NoReply, _BadReply or the port's own I/O error."""
         ser = self._serial
         # Late replies to an earlier attempt must not be taken for this one's.
@@ -380,6 +384,10 @@ class SerialGripper(Gripper):
                 del self._rx[:used]
                 self._last_io = time.monotonic()
                 return reply
+            if progress is not None and (later := progress()) is not None and later > end:
+                assert self._deadline is not None
+                self._deadline += later - end
+                end = later
             left = end - time.monotonic()
             if left <= 0:
                 if corrupt or self._rx:

@@ -104,14 +104,15 @@ class Robotiq3F(RobotiqGripper):
         sp = spec.speed_map.to_counts(speed_mps)
         fr = spec.force_map.to_counts(force_n)
         now = Raw3F.decode(self._read_raw())
-        if now.gGTO == 1 and now.gPR[0] == pr:
+        echo = self._axes()[0]      # the request echo of the axis this mode moves
+        if now.gGTO == 1 and now.gPR[echo] == pr:
             self._write_raw(bytes([rACT | m << 1, 0, 0, pr, sp, fr]), what="stop before move",
                             applied=lambda raw: Raw3F.decode(raw).gGTO == 0)
         self._target = pr
 
         def applied(raw: bytes) -> bool:
             r = Raw3F.decode(raw)
-            return r.gGTO == 1 and r.gPR[0] == pr
+            return r.gGTO == 1 and r.gPR[echo] == pr
 
         self._write_raw(bytes([rACT | m << 1 | rGTO, 0, 0, pr, sp, fr]),
                         what=f"go to position {pr}", applied=applied)
@@ -144,7 +145,7 @@ class Robotiq3F(RobotiqGripper):
 
     def _motion_finished(self, st: GripperStatus) -> bool:
         r = Raw3F.decode(st.raw)
-        return r.gGTO == 1 and r.gPR[0] == self._target and r.gSTA != 0
+        return r.gGTO == 1 and r.gPR[self._axes()[0]] == self._target and r.gSTA != 0
 
     def _stop(self) -> None:
         r = Raw3F.decode(self._read_raw())
