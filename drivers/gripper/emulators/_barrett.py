@@ -140,15 +140,13 @@ class BarrettEmulator:
         self.detach()
 
     def attach(self) -> None:
-        import asyncio
-        if self.port.master is not None:
-            asyncio.get_running_loop().add_reader(self.port.master, self._on_driver)
+        """(Re)attach to the driver's pty (after start or restore)."""
+        self.port.watch(self._on_driver)
         self._rx.clear()
 
     def detach(self) -> None:
-        import asyncio
-        if self.port.master is not None:
-            asyncio.get_running_loop().remove_reader(self.port.master)
+        """Stop reading the driver's pty (before it vanishes)."""
+        self.port.unwatch()
 
     def _on_driver(self) -> None:
         data = self.port.read()

@@ -6,6 +6,7 @@ adapter is pulled; ``restore`` makes a new pty behind the same link.
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import tty
 
@@ -49,6 +50,16 @@ class VirtualPort:
             if fd is not None:
                 os.close(fd)
         self.master = self._slave = None
+
+    def watch(self, callback) -> None:
+        """Call callback from the running asyncio loop whenever the driver has written."""
+        if self.master is not None:
+            asyncio.get_running_loop().add_reader(self.master, callback)
+
+    def unwatch(self) -> None:
+        """Stop watching (before the pty vanishes or the loop ends)."""
+        if self.master is not None:
+            asyncio.get_running_loop().remove_reader(self.master)
 
     @property
     def present(self) -> bool:

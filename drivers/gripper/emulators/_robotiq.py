@@ -357,14 +357,12 @@ class RobotiqEmulator:
 
     def attach(self) -> None:
         """(Re)attach the relay to the driver's pty (after start or restore)."""
-        if self.port.master is not None:
-            asyncio.get_running_loop().add_reader(self.port.master, self._on_driver)
+        self.port.watch(self._on_driver)
         self._from_driver.clear()
 
     def detach(self) -> None:
         """Stop reading the driver's pty (before it vanishes)."""
-        if self.port.master is not None:
-            asyncio.get_running_loop().remove_reader(self.port.master)
+        self.port.unwatch()
 
     async def stop(self) -> None:
         """Shut the server down."""
