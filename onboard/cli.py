@@ -10,6 +10,7 @@ import sys
 # imports its heavy dependencies inside ``func``, so ``graspline --help`` stays fast.
 SUBCOMMANDS = {
     "score": "onboard._cli_score",
+    "gripper": "onboard._cli_gripper",
 }
 
 

@@ -1,0 +1,30 @@
+"""Gripper drivers: one interface in SI units, Robotiq (Modbus RTU) and Barrett (ASCII) devices
+on serial ports, and a kinematic simulated gripper.
+
+pyserial and pymodbus are imported only when a serial gripper or an emulator is opened.
+"""
+from ._base import Gripper
+from ._errors import (GripperDisconnected, GripperError, GripperFault, GripperProtocolError,
+                      GripperTimeout)
+from ._registry import MODELS, gripper_class, open_gripper
+from ._sim import SimGripper
+from ._types import FingerStatus, GraspResult, GripperSpec, GripperStatus, LinearMap, Range
+
+__all__ = [
+    "MODELS",
+    "FingerStatus",
+    "GraspResult",
+    "Gripper",
+    "GripperDisconnected",
+    "GripperError",
+    "GripperFault",
+    "GripperProtocolError",
+    "GripperSpec",
+    "GripperStatus",
+    "GripperTimeout",
+    "LinearMap",
+    "Range",
+    "SimGripper",
+    "gripper_class",
+    "open_gripper",
+]
