@@ -10,14 +10,12 @@ import pytest
 
 import onboard.cli as cli
 
-# Only the gripper subcommand, so these tests do not depend on the other subcommands' modules.
-RUN_CLI = ("import sys, onboard.cli as c; c.SUBCOMMANDS = {'gripper': 'onboard._cli_gripper'}; "
-           "sys.exit(c.main(sys.argv[1:]))")
+# The graspline command line, run by the interpreter of the tests (the console script's code).
+RUN_CLI = "import sys, onboard.cli as c; sys.exit(c.main(sys.argv[1:]))"
 
 
 @pytest.fixture
-def graspline(monkeypatch):
-    monkeypatch.setattr(cli, "SUBCOMMANDS", {"gripper": "onboard._cli_gripper"})
+def graspline():
     return cli.main
 
 
