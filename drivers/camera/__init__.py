@@ -1,0 +1,17 @@
+"""Cameras: the RGB-D frame type and the Camera interface (real devices and simulation).
+
+Heavy libraries (pyrealsense2, mujoco) are imported only inside the camera that uses them.
+"""
+from ._base import Camera
+from ._errors import CameraDisconnected, CameraError, CameraTimeout, EndOfRecording
+from ._types import Intrinsics, RGBDFrame
+
+__all__ = [
+    "Camera",
+    "CameraDisconnected",
+    "CameraError",
+    "CameraTimeout",
+    "EndOfRecording",
+    "Intrinsics",
+    "RGBDFrame",
+]
