@@ -1,1 +1,49 @@
-"""graspline vision (see DESIGN.md)."""
+"""Vision: RGB-D frames -> object masks -> silhouettes in the gripper's projection plane.
+
+Segmentation backends are chosen by name (``make_segmenter``): "tabletop" (depth only, the
+default), "maskrcnn" (torchvision, weights from a file) and "detectron2". The learned ones are
+imported on first use: ``import vision`` does not load torch.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._base import Segmenter
+from ._errors import BackendUnavailable, VisionError, WeightsError, WeightsNotFound
+from ._registry import BACKENDS, make_segmenter, segmenter_class
+from ._silhouette import silhouette
+from ._tabletop import TabletopSegmenter, fit_support_plane
+from ._types import ObjectMask, Silhouette, SupportPlane
+
+# Learned backends resolve on first access (PEP 562), so naming them imports torch then.
+_LAZY = {"MaskRCNNSegmenter": "maskrcnn", "Detectron2Segmenter": "detectron2"}
+
+__all__ = [
+    "BACKENDS",
+    "BackendUnavailable",
+    "Detectron2Segmenter",
+    "MaskRCNNSegmenter",
+    "ObjectMask",
+    "Segmenter",
+    "Silhouette",
+    "SupportPlane",
+    "TabletopSegmenter",
+    "VisionError",
+    "WeightsError",
+    "WeightsNotFound",
+    "fit_support_plane",
+    "make_segmenter",
+    "segmenter_class",
+    "silhouette",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return segmenter_class(_LAZY[name])
+    raise AttributeError(f"module 'vision' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,288 @@
+"""Depth-only tabletop segmentation: RANSAC support plane, points above it, components split
+at depth discontinuities, size limits. numpy and OpenCV; no weights."""
+from __future__ import annotations
+
+import logging
+import math
+
+import cv2
+import numpy as np
+
+from drivers.camera import RGBDFrame
+
+from ._base import Segmenter, check_frame
+from ._camera import ray_axes, valid_depth
+from ._kernels import depth_cuts, height_classes
+from ._types import ObjectMask, SupportPlane
+
+log = logging.getLogger(__name__)
+
+# 4-neighbour offsets (row, column) used to hand cut pixels back to a component.
+_NEIGHBOURS = ((0, 1), (0, -1), (1, 0), (-1, 0))
+
+
+def _plane_through(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray) -> tuple:
+    """Unit normals (K, 3), offsets (K,) and a non-degenerate flag (K,) of planes through
+    K point triples; normals oriented towards the camera (offset > 0)."""
+    n = np.cross(p1 - p0, p2 - p0)
+    norm = np.linalg.norm(n, axis=1)
+    ok = norm > 1e-9
+    n = n / np.where(ok, norm, 1.0)[:, None]
+    off = -np.einsum("ij,ij->i", n, p0)
+    flip = off < 0
+    n[flip] *= -1.0
+    off[flip] *= -1.0
+    return n, off, ok
+
+
+def _least_squares_plane(points: np.ndarray) -> tuple[np.ndarray, float]:
+    """Total-least-squares plane (unit normal towards the camera, offset) of (N, 3) points."""
+    c = points.mean(axis=0)
+    # The normal is the direction of least spread: the covariance's smallest eigenvector.
+    p = points - c
+    _, vecs = np.linalg.eigh(p.T @ p)
+    n = vecs[:, 0]
+    off = -float(n @ c)
+    if off < 0:
+        n, off = -n, -off
+    return n, off
+
+
+def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iterations: int = 256,
+                      stride: int = 5, eval_points: int = 1500, min_fraction: float = 0.2,
+                      max_tilt_rad: float | None = math.radians(30.0),
+                      max_range_m: float = 5.0, seed: int | None = 0) -> SupportPlane | None:
+    """The dominant plane of a frame's depth (RANSAC, then least squares on its inliers), or
+    None when no plane holds min_fraction of the readings.
+
+    Points are the depth pixels on a grid of every stride-th row and column. iterations
+    random triples are scored at once on eval_points of them (tolerance_m, metres); the best
+    is refined twice by a least-squares fit to all its inliers. When the frame has
+    T_base_camera and max_tilt_rad is set, only planes whose normal is within max_tilt_rad of
+    the base z axis count (the support is roughly level; walls and box sides are not).
+    Same seed, same plane.
+    """
+    frame = check_frame(frame)
+    intr = frame.intrinsics
+    rx, ry = ray_axes(intr)
+    d = frame.depth_m[::stride, ::stride]
+    ok = valid_depth(d, max_range_m)
+    n_valid = int(np.count_nonzero(ok))
+    if n_valid < 50:
+        log.info("no support plane: %d depth readings on the %d-pixel grid", n_valid, stride)
+        return None
+    vv, uu = np.nonzero(ok)
+    z = d[vv, uu]
+    pts = np.stack([rx[::stride][uu] * z, ry[::stride][vv] * z, z], axis=1).astype(np.float64)
+
+    rng = np.random.default_rng(seed)
+    tri = rng.integers(0, n_valid, size=(iterations, 3))
+    normals, offsets, good = _plane_through(pts[tri[:, 0]], pts[tri[:, 1]], pts[tri[:, 2]])
+    up = None
+    if frame.T_base_camera is not None and max_tilt_rad is not None:
+        up = frame.T_base_camera[2, :3]  # base z axis in camera coordinates
+        good &= normals @ up >= math.cos(max_tilt_rad)
+    if not good.any():
+        log.info("no support plane: no level plane among %d RANSAC hypotheses", iterations)
+        return None
+    sample = pts[rng.choice(n_valid, size=min(eval_points, n_valid), replace=False)]
+    # Every hypothesis against the same sample at once: (M, K) distances.
+    dist = sample.astype(np.float32) @ normals.T.astype(np.float32) + offsets.astype(np.float32)
+    counts = np.count_nonzero(np.abs(dist) < tolerance_m, axis=0)
+    counts[~good] = -1
+    best = int(np.argmax(counts))
+    n, off = normals[best], float(offsets[best])
+    for _ in range(2):
+        inl = np.abs(pts @ n + off) < tolerance_m
+        if np.count_nonzero(inl) < 3:
+            break
+        n, off = _least_squares_plane(pts[inl])
+    dist = pts @ n + off
+    inl = np.abs(dist) < tolerance_m
+    n_in = int(np.count_nonzero(inl))
+    if up is not None and n @ up < math.cos(max_tilt_rad):
+        log.info("no support plane: the best plane tilts %.0f deg from level",
+                 math.degrees(math.acos(min(1.0, float(n @ up)))))
+        return None
+    if n_in < min_fraction * n_valid:
+        log.info("no support plane: best plane holds %d of %d readings (< %.0f%%)",
+                 n_in, n_valid, 100 * min_fraction)
+        return None
+    return SupportPlane(normal=n, offset_m=off, n_inliers=n_in,
+                        rms_m=float(np.sqrt(np.mean(dist[inl] ** 2))))
+
+
+def _reassign_cuts(labels: np.ndarray, depth: np.ndarray, cut: np.ndarray, jump_m: float,
+                   jump_ratio: float, passes: int = 2) -> None:
+    """Give each cut pixel the label of its 4-neighbour nearest in depth, when that neighbour
+    is labelled and on the same side of the discontinuity; in place, a few passes."""
+    h, w = labels.shape
+    rows, cols = np.nonzero(cut)
+    for _ in range(passes):
+        if rows.size == 0:
+            return
+        z = depth[rows, cols]
+        tol = np.maximum(jump_m, jump_ratio * z)
+        best_lab = np.zeros(rows.size, np.int32)
+        best_dz = np.full(rows.size, np.inf, np.float32)
+        for dr, dc in _NEIGHBOURS:
+            r, c = rows + dr, cols + dc
+            inside = (r >= 0) & (r < h) & (c >= 0) & (c < w)
+            r, c = np.where(inside, r, rows), np.where(inside, c, cols)
+            lab = labels[r, c]
+            dz = np.abs(depth[r, c] - z)
+            better = inside & (lab > 0) & (dz <= tol) & (dz < best_dz)
+            best_lab = np.where(better, lab, best_lab)
+            best_dz = np.where(better, dz, best_dz)
+        done = best_lab > 0
+        labels[rows[done], cols[done]] = best_lab[done]
+        rows, cols = rows[~done], cols[~done]
+
+
+def _fill_sensor_holes(mask: np.ndarray, valid: np.ndarray, box: tuple[int, int, int, int]) -> None:
+    """Add to ``mask`` (in place) the pixels without a depth reading that it encloses or that
+    close a one-pixel notch in its outline; pixels with a reading are never added (the table
+    seen through a ring stays out). box: (row0, row1, col0, col1) holding the mask."""
+    r0, r1, c0, c1 = box
+    m = mask[r0:r1, c0:c1].view(np.uint8)
+    no_reading = ~valid[r0:r1, c0:c1]
+    closed = cv2.morphologyEx(m, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    m |= (closed.astype(bool) & no_reading).view(np.uint8)
+    # Enclosed holes: flood the outside from a zero border; what stays unreached is inside.
+    padded = np.pad(m, 1)
+    flood = padded.copy()
+    cv2.floodFill(flood, np.zeros((padded.shape[0] + 2, padded.shape[1] + 2), np.uint8), (0, 0), 1)
+    holes = flood[1:-1, 1:-1] == 0
+    m |= (holes & no_reading).view(np.uint8)
+
+
+class TabletopSegmenter(Segmenter):
+    """Objects on a support surface, from depth alone (no weights).
+
+    1. RANSAC plane of the depth (``fit_support_plane``); none → no objects.
+    2. Candidates: readings between grow_height_m and max_height_m above it; an object needs
+       at least min_seed_px readings higher than min_height_m (hysteresis: the low threshold
+       keeps the bottom of an object's sides, the high one rejects sensor noise on the table).
+    3. Depth discontinuities (jumps > max(jump_m, jump_ratio * depth) between 4-neighbours)
+       cut touching objects apart; 4-connected components; cut pixels rejoin their side.
+    4. Size limits: the component's area, as the sum of its pixels' footprints
+       (depth² / (fx fy), metres²), must be in [min_area_m2, max_area_m2].
+    5. Sensor holes (no reading) enclosed by an object join it.
+
+    ObjectMask.label is None; confidence is the share of the mask's pixels with a depth
+    reading. Masks come largest first. ``last_plane`` keeps the support plane of the last frame
+    (camera frame), or None.
+    """
+
+    name = "tabletop"
+
+    def __init__(self, *, plane_tolerance_m: float = 0.006, min_height_m: float = 0.010,
+                 grow_height_m: float = 0.004, max_height_m: float = 0.5,
+                 jump_m: float = 0.012, jump_ratio: float = 0.02,
+                 min_area_m2: float = 2e-4, max_area_m2: float = 0.25, min_seed_px: int = 20,
+                 min_plane_fraction: float = 0.2, max_tilt_rad: float | None = math.radians(30.0),
+                 max_range_m: float = 5.0, ransac_iterations: int = 256, seed: int | None = 0):
+        for key, v in (("plane_tolerance_m", plane_tolerance_m), ("min_height_m", min_height_m),
+                       ("grow_height_m", grow_height_m), ("max_height_m", max_height_m),
+                       ("jump_m", jump_m), ("max_area_m2", max_area_m2),
+                       ("max_range_m", max_range_m)):
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"TabletopSegmenter: {key} must be finite and > 0, got {v!r}")
+        for key, v in (("jump_ratio", jump_ratio), ("min_area_m2", min_area_m2)):
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"TabletopSegmenter: {key} must be finite and >= 0, got {v!r}")
+        if not grow_height_m <= min_height_m < max_height_m:
+            raise ValueError("TabletopSegmenter: need grow_height_m <= min_height_m < max_height_m, "
+                             f"got {grow_height_m!r}, {min_height_m!r}, {max_height_m!r}")
+        if not min_area_m2 < max_area_m2:
+            raise ValueError(f"TabletopSegmenter: min_area_m2 must be < max_area_m2, got "
+                             f"{min_area_m2!r} and {max_area_m2!r}")
+        if not 0.0 < min_plane_fraction <= 1.0:
+            raise ValueError(f"TabletopSegmenter: min_plane_fraction must be in (0, 1], got "
+                             f"{min_plane_fraction!r}")
+        for key, v in (("min_seed_px", min_seed_px), ("ransac_iterations", ransac_iterations)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"TabletopSegmenter: {key} must be an integer >= 1, got {v!r}")
+        self.plane_tolerance_m = float(plane_tolerance_m)
+        self.min_height_m = float(min_height_m)
+        self.grow_height_m = float(grow_height_m)
+        self.max_height_m = float(max_height_m)
+        self.jump_m = float(jump_m)
+        self.jump_ratio = float(jump_ratio)
+        self.min_area_m2 = float(min_area_m2)
+        self.max_area_m2 = float(max_area_m2)
+        self.min_seed_px = min_seed_px
+        self.min_plane_fraction = float(min_plane_fraction)
+        self.max_tilt_rad = max_tilt_rad
+        self.max_range_m = float(max_range_m)
+        self.ransac_iterations = ransac_iterations
+        self.seed = seed
+        self.last_plane: SupportPlane | None = None
+
+    def fit_plane(self, frame: RGBDFrame) -> SupportPlane | None:
+        """The support plane of a frame with this segmenter's settings, or None."""
+        return fit_support_plane(frame, tolerance_m=self.plane_tolerance_m,
+                                 iterations=self.ransac_iterations,
+                                 min_fraction=self.min_plane_fraction,
+                                 max_tilt_rad=self.max_tilt_rad, max_range_m=self.max_range_m,
+                                 seed=self.seed)
+
+    def _segment(self, frame: RGBDFrame) -> list[ObjectMask]:
+        self.last_plane = None
+        depth = frame.depth_m
+        valid = valid_depth(depth, self.max_range_m)
+        if not valid.any():
+            log.warning("frame %d: no depth readings (all zero or NaN); no objects", frame.seq)
+            return []
+        plane = self.fit_plane(frame)
+        if plane is None:
+            log.warning("frame %d: no support plane in view; no objects", frame.seq)
+            return []
+        self.last_plane = plane
+
+        intr = frame.intrinsics
+        rx, ry = ray_axes(intr)
+        shape = depth.shape
+        cand, seed = np.empty(shape, np.uint8), np.empty(shape, np.uint8)
+        height_classes(depth, rx, ry, plane.normal.astype(np.float64), plane.offset_m,
+                       self.grow_height_m, self.min_height_m, self.max_height_m,
+                       self.max_range_m, cand, seed)
+        cand, seed = cand.view(np.bool_), seed.view(np.bool_)
+        if not seed.any():
+            log.info("frame %d: nothing higher than %.3f m above the support", frame.seq,
+                     self.min_height_m)
+            return []
+
+        cut = np.empty(shape, np.uint8)
+        depth_cuts(depth, cand, self.jump_m, self.jump_ratio, cut)
+        cut = cut.view(np.bool_)
+        n_lab, labels, stats, _ = cv2.connectedComponentsWithStats(
+            (cand & ~cut).view(np.uint8), connectivity=4, ltype=cv2.CV_32S)
+        _reassign_cuts(labels, depth, cut, self.jump_m, self.jump_ratio)
+
+        labelled = labels > 0
+        lab = labels[labelled]
+        z = depth[labelled].astype(np.float64)
+        area = np.bincount(lab, weights=z * z / (intr.fx * intr.fy), minlength=n_lab)
+        seeds = np.bincount(labels[seed & labelled], minlength=n_lab)
+        keep = (seeds >= self.min_seed_px) & (area >= self.min_area_m2) & (area <= self.max_area_m2)
+        keep[0] = False
+        kept = np.flatnonzero(keep)
+        if kept.size == 0:
+            log.info("frame %d: no object within the size limits (%d candidates)", frame.seq,
+                     int(np.count_nonzero(seeds[1:] >= self.min_seed_px)))
+            return []
+
+        h, w = depth.shape
+        out = []
+        for k in kept[np.argsort(-area[kept], kind="stable")]:
+            # The component's box before cut pixels rejoined it: they lie within a pixel of it.
+            x0, y0, bw, bh = stats[k, :4]
+            box = (max(0, y0 - 2), min(h, y0 + bh + 2), max(0, x0 - 2), min(w, x0 + bw + 2))
+            mask = np.zeros((h, w), np.bool_)
+            mask[box[0]:box[1], box[2]:box[3]] = labels[box[0]:box[1], box[2]:box[3]] == k
+            _fill_sensor_holes(mask, valid, box)
+            n_px = np.count_nonzero(mask)
+            conf = np.count_nonzero(mask & valid) / n_px
+            out.append(ObjectMask(mask=mask, label=None, confidence=conf, backend=self.name))
+        return out

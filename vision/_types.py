@@ -1,0 +1,206 @@
+"""Value types of the vision stage: object masks, the support plane and silhouettes."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from scoring import GripperProjection
+
+
+def check_mask(mask: object, name: str, shape: tuple[int, int] | None = None) -> np.ndarray:
+    """Return ``mask`` as an (H, W) bool array, checking its type and (optionally) its shape."""
+    if not isinstance(mask, np.ndarray):
+        raise ValueError(f"{name} must be a numpy array, got {type(mask).__name__}")
+    if mask.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got shape {mask.shape}")
+    if mask.dtype != np.bool_:
+        raise ValueError(f"{name} must have dtype bool, got {mask.dtype}")
+    if shape is not None and mask.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {mask.shape}")
+    return mask
+
+
+def check_pose(T: object, name: str) -> np.ndarray:
+    """Return ``T`` as a float64 4 x 4 rigid transform, checking finiteness and the rotation."""
+    a = np.asarray(T, dtype=np.float64)
+    if a.shape != (4, 4) or not np.isfinite(a).all():
+        raise ValueError(f"{name} must be a finite 4 x 4 array, got shape {a.shape}")
+    R = a[:3, :3]
+    err = float(np.abs(R.T @ R - np.eye(3)).max())
+    if err > 1e-6 or np.linalg.det(R) < 0 or np.abs(a[3] - (0, 0, 0, 1)).max() > 1e-12:
+        raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, det +1, "
+                         f"last row 0 0 0 1), got rotation error {err:.2e}")
+    return a
+
+
+@dataclass
+class ObjectMask:
+    """One object found in a frame.
+
+    mask : (H, W) bool, the object's pixels in the frame's image. label : class name, or None
+    for class-agnostic backends. confidence : in [0, 1], the backend's own measure (documented
+    by each backend). backend : name of the backend that produced it ("tabletop", ...).
+    """
+
+    mask: np.ndarray
+    label: str | None
+    confidence: float
+    backend: str
+
+    def __post_init__(self) -> None:
+        check_mask(self.mask, "ObjectMask.mask")
+        c = float(self.confidence)
+        if not 0.0 <= c <= 1.0:
+            raise ValueError(f"ObjectMask.confidence must be in [0, 1], got {self.confidence!r}")
+        self.confidence = c
+
+    @property
+    def area_px(self) -> int:
+        """Number of pixels in the mask."""
+        return int(np.count_nonzero(self.mask))
+
+
+@dataclass(frozen=True)
+class SupportPlane:
+    """The surface objects rest on, in the camera frame of the frame it was fitted to.
+
+    normal : (3,) unit vector pointing to the camera's side of the plane. offset_m : so that
+    ``normal @ p + offset_m`` is the height of a camera-frame point p above the plane, metres
+    (the camera itself is at height offset_m > 0). n_inliers : points within the fit
+    tolerance; rms_m : their RMS distance to the plane, metres.
+    """
+
+    normal: np.ndarray
+    offset_m: float
+    n_inliers: int
+    rms_m: float
+
+    def height_m(self, points_camera: np.ndarray) -> np.ndarray:
+        """Heights above the plane, metres, of (..., 3) camera-frame points (metres)."""
+        return np.asarray(points_camera) @ self.normal + self.offset_m
+
+    def in_base(self, T_base_camera: np.ndarray) -> tuple[np.ndarray, float]:
+        """(normal, offset_m) of the same plane for base-frame points."""
+        T = np.asarray(T_base_camera, np.float64)
+        n = T[:3, :3] @ self.normal
+        return n, float(self.offset_m - n @ T[:3, 3])
+
+
+@dataclass
+class Silhouette:
+    """What a parallel gripper approaching along one axis meets of an object (Tan's cross-section
+    remark): the object's points above the fingertips, projected orthographically along the
+    approach axis into a binary image.
+
+    image : (H, W) bool, everything the fingers meet at that depth: the target and any
+        obstacle points above the fingertips; score grasps on this.
+    target : (H, W) bool, the target object's own part of ``image`` (``search_grasps(target=)``).
+    metres_per_px : side of one square pixel, metres.
+    T_base_plane : 4 x 4 pose of the projection plane in the base frame. Its origin is the
+        CENTRE of pixel (0, 0) at the fingertip level; x runs along image columns (u), y along
+        rows (v), z is the approach direction (from the gripper into the object). The centre of
+        pixel (u, v) is the plane point (u * metres_per_px, v * metres_per_px, 0); points of the
+        silhouette lie at plane z <= 0 (above the fingertips, towards the gripper).
+    grasp_height_m : fingertip height: base-frame z of the fingertip plane at the image centre
+        (for a vertical approach the whole plane is at this height).
+    insertion_depth_m : how far the fingertips are past the object's first point along the
+        approach, metres (the asked-for depth, less any clamp that keeps them off the support).
+    """
+
+    image: np.ndarray
+    target: np.ndarray
+    metres_per_px: float
+    T_base_plane: np.ndarray
+    grasp_height_m: float
+    insertion_depth_m: float
+
+    def __post_init__(self) -> None:
+        check_mask(self.image, "Silhouette.image")
+        check_mask(self.target, "Silhouette.target", self.image.shape)
+        m = float(self.metres_per_px)
+        if not (math.isfinite(m) and m > 0):
+            raise ValueError(f"Silhouette.metres_per_px must be finite and > 0, got {self.metres_per_px!r}")
+        self.metres_per_px = m
+        self.T_base_plane = check_pose(self.T_base_plane, "Silhouette.T_base_plane")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(H, W) of the image, pixels."""
+        return self.image.shape
+
+    @property
+    def approach(self) -> np.ndarray:
+        """(3,) unit approach direction in the base frame (the plane's z axis)."""
+        return self.T_base_plane[:3, 2].copy()
+
+    def points_m(self, x_px: np.ndarray, y_px: np.ndarray) -> np.ndarray:
+        """(N, 3) base-frame points, metres, on the fingertip plane at pixel coordinates
+        x_px (column) and y_px (row); pixel centres are at integer coordinates."""
+        x = np.atleast_1d(np.asarray(x_px, np.float64)) * self.metres_per_px
+        y = np.atleast_1d(np.asarray(y_px, np.float64)) * self.metres_per_px
+        T = self.T_base_plane
+        return T[:3, 3] + np.outer(x, T[:3, 0]) + np.outer(y, T[:3, 1])
+
+    def tcp_poses(self, x_px: np.ndarray, y_px: np.ndarray, theta: np.ndarray, *,
+                  tcp_to_tip_m: float = 0.0) -> np.ndarray:
+        """(N, 4, 4) gripper poses ``T_base_tcp`` of image-space grasps (x, y, θ).
+
+        The TCP frame: z = approach, x = closing direction (cos θ, sin θ) in image axes (from
+        the left finger to the right one, as in scoring), y = z × x. Its origin is on the
+        approach line through pixel (x, y), tcp_to_tip_m metres back (against the approach)
+        from the fingertip plane: 0 puts the TCP at the fingertips.
+        """
+        x, y, t = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64))
+                                        for a in (x_px, y_px, theta)))
+        if not (np.isfinite(x).all() and np.isfinite(y).all() and np.isfinite(t).all()):
+            raise ValueError("x_px, y_px and theta must be finite")
+        R = self.T_base_plane[:3, :3]
+        c, s = np.cos(t), np.sin(t)
+        x_axis = np.outer(c, R[:, 0]) + np.outer(s, R[:, 1])
+        y_axis = np.outer(-s, R[:, 0]) + np.outer(c, R[:, 1])
+        out = np.zeros((x.size, 4, 4))
+        out[:, :3, 0] = x_axis
+        out[:, :3, 1] = y_axis
+        out[:, :3, 2] = R[:, 2]
+        out[:, :3, 3] = self.points_m(x, y) - float(tcp_to_tip_m) * R[:, 2]
+        out[:, 3, 3] = 1.0
+        return out
+
+    def tcp_pose(self, x_px: float, y_px: float, theta: float, *,
+                 tcp_to_tip_m: float = 0.0) -> np.ndarray:
+        """4 x 4 ``T_base_tcp`` of one image-space grasp (see ``tcp_poses``)."""
+        return self.tcp_poses(x_px, y_px, theta, tcp_to_tip_m=tcp_to_tip_m)[0]
+
+    def grasp_of(self, T_base_tcp: np.ndarray, *, tcp_to_tip_m: float = 0.0,
+                 angle_tol: float = 1e-6) -> tuple[float, float, float]:
+        """(x_px, y_px, θ) of a TCP pose, θ in [0, 2π): the inverse of ``tcp_pose``.
+
+        The TCP's z axis must be the approach within angle_tol radians; its origin may be at
+        any depth along the approach (the pixel is where that line crosses the plane).
+        """
+        T = check_pose(T_base_tcp, "T_base_tcp")
+        R = self.T_base_plane[:3, :3]
+        tilt = math.acos(min(1.0, max(-1.0, float(T[:3, 2] @ R[:, 2]))))
+        if tilt > angle_tol:
+            raise ValueError(f"T_base_tcp's z axis must be the silhouette's approach, got "
+                             f"{math.degrees(tilt):.3g} deg away from it")
+        q = R.T @ (T[:3, 3] - self.T_base_plane[:3, 3])
+        xc = R.T @ T[:3, 0]
+        theta = math.atan2(xc[1], xc[0]) % (2.0 * math.pi)
+        return q[0] / self.metres_per_px, q[1] / self.metres_per_px, theta
+
+    def gripper_projection(self, finger_width_m: float, open_width_m: float,
+                           n_lines: int | None = None) -> GripperProjection:
+        """The gripper in this image's pixels: finger width and opening (metres) divided by
+        metres_per_px; n_lines defaults to one grasp line per pixel of finger width (Tan:
+        n in [1, w]), at least 1."""
+        for name, v in (("finger_width_m", finger_width_m), ("open_width_m", open_width_m)):
+            if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be finite and > 0, got {v!r}")
+        w = finger_width_m / self.metres_per_px
+        r = open_width_m / self.metres_per_px
+        if n_lines is None:
+            n_lines = max(1, int(math.floor(w)))
+        return GripperProjection(finger_width_px=w, open_width_px=r, n_lines=n_lines)
