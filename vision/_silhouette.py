@@ -16,8 +16,13 @@ from ._types import ObjectMask, Silhouette, SupportPlane, check_mask
 # Share of an object's points taken as outliers when finding its first point along the
 # approach (a flying pixel above the object must not set the fingertip depth).
 TOP_PERCENTILE = 2.0
-# Largest morphological closing (pixels) used to join the splatted samples.
-MAX_CLOSING_PX = 15
+# Samples are splatted to their nearest pixel and joined by a 3 x 3 closing; where their
+# spacing in the plane exceeds DENSIFY_ABOVE pixels, points are first interpolated between
+# image neighbours (up to MAX_DENSIFY times denser), skipping pairs more than
+# MAX_STEP_FACTOR spacings apart (depth steps inside the object).
+DENSIFY_ABOVE = 1.6
+MAX_DENSIFY = 8
+MAX_STEP_FACTOR = 3.0
 # Percentile of neighbouring samples' distances in the plane taken as their spacing (a few
 # pairs straddle a depth step inside the object and are far apart).
 SPACING_PERCENTILE = 90.0
@@ -87,50 +92,78 @@ def _masked_points(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray) -> np.ndar
 
 
 def _points_in_plane(frame: RGBDFrame, mask: np.ndarray,
-                     R: np.ndarray) -> tuple[np.ndarray, float]:
-    """Plane-axis coordinates (N, 3), metres, of the masked pixels' points (origin: the base
-    origin), sensor holes filled, and the spacing of neighbouring samples in the plane
-    (metres, a high percentile over horizontal and vertical image neighbours)."""
+                     R: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Plane-axis coordinates q (N, 3), metres, of the masked pixels' points (origin: the base
+    origin), sensor holes filled; index (h, w): each pixel's row in q over the mask's bounding
+    box, -1 outside the mask; and the spacing of neighbouring samples in the plane (metres, a
+    high percentile over horizontal and vertical image neighbours)."""
+    empty = np.empty((0, 3)), np.full((1, 1), -1, np.int64), 0.0
     c0, r0, w, h = cv2.boundingRect(mask.view(np.uint8))
     if w == 0:
-        return np.empty((0, 3)), 0.0
+        return empty
     m = mask[r0:r0 + h, c0:c0 + w]
     d = frame.depth_m[r0:r0 + h, c0:c0 + w]
     with np.errstate(invalid="ignore"):
         ok = d > 0  # NaN compares False
     if not (m & ok).any():
-        return np.empty((0, 3)), 0.0
+        return empty
     d = _fill_depth(d, m, ok)
     # Number the masked pixels, so image neighbours can be paired without a dense grid.
     index = np.full((h, w), -1, np.int64)
     rows, cols = np.nonzero(m)
     index[rows, cols] = np.arange(rows.size)
     q = _project(frame, R, rows + r0, cols + c0, d[rows, cols].astype(np.float64))
-    steps = []
-    for a, b in ((index[:, 1:], index[:, :-1]), (index[1:, :], index[:-1, :])):
-        pair = (a >= 0) & (b >= 0)
-        diff = q[a[pair], :2] - q[b[pair], :2]
-        steps.append(np.einsum("ij,ij->i", diff, diff))
+    steps = [np.einsum("ij,ij->i", q[i, :2] - q[j, :2], q[i, :2] - q[j, :2])
+             for i, j in _neighbour_pairs(index)]
     s2 = np.concatenate(steps)
     if s2.size == 0:
-        return q, 0.0
+        return q, index, 0.0
     k = int(SPACING_PERCENTILE / 100.0 * (s2.size - 1))
-    return q, float(np.sqrt(np.partition(s2, k)[k]))
+    return q, index, float(np.sqrt(np.partition(s2, k)[k]))
 
 
-def _splat(xy: np.ndarray, shape: tuple[int, int], m: float, kernel_px: int) -> np.ndarray:
+def _neighbour_pairs(index: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(i, j) rows of q for every horizontal, then every vertical, pair of masked neighbours."""
+    out = []
+    for a, b in ((index[:, :-1], index[:, 1:]), (index[:-1, :], index[1:, :])):
+        pair = (a >= 0) & (b >= 0)
+        out.append((a[pair], b[pair]))
+    return out
+
+
+def _densify(q: np.ndarray, index: np.ndarray, k: int, max_step_m: float) -> np.ndarray:
+    """q with k - 1 points added inside every neighbour pair and (k - 1)² inside every 2 x 2
+    block of masked pixels, interpolated linearly, so the samples are k times denser; pairs
+    and blocks spanning more than max_step_m in the plane (a depth step) are left open."""
+    t = np.arange(1, k) / k
+    parts = [q]
+    for i, j in _neighbour_pairs(index):
+        d = q[j] - q[i]
+        near = np.einsum("ij,ij->i", d[:, :2], d[:, :2]) <= max_step_m ** 2
+        parts.append((q[i[near], None, :] + t[None, :, None] * d[near, None, :]).reshape(-1, 3))
+    c = (index[:-1, :-1], index[:-1, 1:], index[1:, :-1], index[1:, 1:])
+    full = (c[0] >= 0) & (c[1] >= 0) & (c[2] >= 0) & (c[3] >= 0)
+    p00, p01, p10, p11 = (q[ci[full]] for ci in c)
+    span = np.maximum(np.abs(p11 - p00)[:, :2].max(axis=1), np.abs(p10 - p01)[:, :2].max(axis=1))
+    keep = span <= max_step_m
+    p00, p01, p10, p11 = p00[keep], p01[keep], p10[keep], p11[keep]
+    s, u = (a.ravel() for a in np.meshgrid(t, t, indexing="ij"))
+    # Bilinear: (1-s)(1-u) p00 + (1-s) u p01 + s (1-u) p10 + s u p11, for every block at once.
+    w = np.stack([(1 - s) * (1 - u), (1 - s) * u, s * (1 - u), s * u], axis=0)  # (4, (k-1)²)
+    inner = np.einsum("cn,cpk->pnk", w, np.stack([p00, p01, p10, p11], axis=0))
+    parts.append(inner.reshape(-1, 3))
+    return np.concatenate(parts)
+
+
+def _splat(xy: np.ndarray, shape: tuple[int, int], m: float) -> np.ndarray:
     """(H, W) bool image of plane points (N, 2), metres from the pixel (0, 0) centre, each set
-    in its nearest pixel, then closed with a kernel_px disc so neighbouring samples join."""
+    in its nearest pixel, then closed with a 3 x 3 square so neighbouring samples join."""
     img = np.zeros(shape, np.uint8)
-    if xy.size:
-        u = np.rint(xy[:, 0] / m).astype(np.intp)
-        v = np.rint(xy[:, 1] / m).astype(np.intp)
-        inside = (u >= 0) & (u < shape[1]) & (v >= 0) & (v < shape[0])
-        img[v[inside], u[inside]] = 1
-    if kernel_px > 1:
-        shape_k = cv2.MORPH_RECT if kernel_px <= 3 else cv2.MORPH_ELLIPSE
-        img = cv2.morphologyEx(img, cv2.MORPH_CLOSE,
-                               cv2.getStructuringElement(shape_k, (kernel_px, kernel_px)))
+    u = np.rint(xy[:, 0] / m).astype(np.intp)
+    v = np.rint(xy[:, 1] / m).astype(np.intp)
+    inside = (u >= 0) & (u < shape[1]) & (v >= 0) & (v < shape[0])
+    img[v[inside], u[inside]] = 1
+    img = cv2.morphologyEx(img, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     return img.view(np.bool_)
 
 
@@ -183,7 +216,7 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     hint = R_bc[:, 0] if x_axis is None else _unit(x_axis, "x_axis")
     R = plane_axes(a, hint, R_bc[:, 1])
 
-    q, spacing = _points_in_plane(frame, mask, R)
+    q, index, spacing = _points_in_plane(frame, mask, R)
     if q.shape[0] == 0:
         raise ValueError(f"mask has no pixel with a depth reading ({int(mask.sum())} pixels)")
     depth_along = q[:, 2]
@@ -199,21 +232,25 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
             centre = R @ np.array([*q[:, :2].mean(axis=0), 0.0])
             tip = min(tip, (clearance_m - off_b - float(n_b @ centre)) / rate)
     tip = max(tip, top)
-    keep = depth_along <= tip
+    ratio = spacing / m
+    if ratio > DENSIFY_ABOVE:
+        # Samples too sparse for a 3 x 3 closing to join: interpolate between neighbours.
+        q = _densify(q, index, min(MAX_DENSIFY, math.ceil(ratio / DENSIFY_ABOVE)),
+                     MAX_STEP_FACTOR * spacing)
+    keep = q[:, 2] <= tip
     xy = q[keep, :2]
 
     lo = xy.min(axis=0) - margin_m
     size = np.ceil((xy.max(axis=0) + margin_m - lo) / m).astype(int) + 1
     shape = (int(size[1]), int(size[0]))
-    kernel = int(2 * math.ceil(min(spacing, MAX_CLOSING_PX * m) / (2 * m)) + 1)
-    target = _splat(xy - lo, shape, m, kernel)
+    target = _splat(xy - lo, shape, m)
 
     image = target
     if obstacles is not None and obstacles.any():
         qo = _masked_points(frame, obstacles, R)
         qo = qo[qo[:, 2] <= tip]
         if qo.size:
-            image = target | _splat(qo[:, :2] - lo, shape, m, kernel)
+            image = target | _splat(qo[:, :2] - lo, shape, m)
 
     T_base_plane = np.eye(4)
     T_base_plane[:3, :3] = R

@@ -170,7 +170,7 @@ class TabletopSegmenter(Segmenter):
     5. Sensor holes (no reading) enclosed by an object join it.
 
     ObjectMask.label is None; confidence is the share of the mask's pixels with a depth
-    reading. Masks come largest first. ``last_plane`` keeps the support plane of the last frame
+    reading. Masks come largest first (area in metres², not pixels). ``last_plane`` keeps the support plane of the last frame
     (camera frame), or None.
     """
 

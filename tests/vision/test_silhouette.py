@@ -1,0 +1,137 @@
+"""Silhouettes against the exact footprint of the solid above the fingertips, for a camera
+looking straight down and an oblique one; the pose mapping through a real grasp search."""
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from scoring import search_grasps
+from vision import TabletopSegmenter, silhouette
+
+from .synth import (Scene, footprint, iou, look_at, lying_cylinder, render, upright_box,
+                    upright_cylinder)
+
+DOWN = look_at((0.0, 0.0, 0.7), (0.0, 0.0, 0.0))
+OBLIQUE = look_at((0.45, 0.1, 0.55), (0.0, 0.0, 0.0))
+CAMERAS = pytest.mark.parametrize("camera", [DOWN, OBLIQUE], ids=["straight-down", "oblique"])
+
+
+def truth(obj, sil) -> np.ndarray:
+    """The exact silhouette of obj's part above this silhouette's fingertip plane."""
+    return footprint(obj, sil.T_base_plane, sil.shape, sil.metres_per_px)
+
+
+@CAMERAS
+@pytest.mark.parametrize("m", [0.001, 0.002])
+def test_box_silhouette_is_its_footprint(camera, m):
+    box = upright_box(0.02, -0.03, (0.06, 0.04, 0.05), yaw=0.5)
+    frame = render(Scene([box]), camera, noise=True, seed=2)
+    sil = silhouette(frame, frame.instance_ids == 1, metres_per_px=m)
+    # a one-pixel band on the outline costs about 5 % IoU per millimetre of pixel here
+    assert iou(sil.target, truth(box, sil)) >= (0.92 if m == 0.001 else 0.88)
+    assert sil.target.sum() * m * m == pytest.approx(0.06 * 0.04, rel=0.08)
+    # fingertips 2 cm below the top (5 cm), straight down, the image framed with its margin
+    assert sil.grasp_height_m == pytest.approx(0.03, abs=0.004)
+    np.testing.assert_allclose(sil.approach, [0, 0, -1], atol=1e-12)
+    assert sil.insertion_depth_m == pytest.approx(0.02)
+    assert np.array_equal(sil.image, sil.target) and sil.image is not sil.target
+    rows, cols = np.nonzero(sil.target)
+    assert min(rows.min(), cols.min()) >= 0.06 / m - 2
+    assert min(sil.shape[0] - rows.max(), sil.shape[1] - cols.max()) >= 0.06 / m - 2
+
+
+def test_straight_down_silhouette_is_oriented_like_the_camera_image():
+    frame = render(Scene([upright_box(0.0, 0.0, (0.05, 0.05, 0.05))]), DOWN)
+    sil = silhouette(frame, frame.instance_ids == 1)
+    np.testing.assert_allclose(sil.T_base_plane[:3, :3], DOWN[:3, :3], atol=1e-12)
+    sil = silhouette(frame, frame.instance_ids == 1, x_axis=(0.0, 1.0, 0.0))
+    np.testing.assert_allclose(sil.T_base_plane[:3, 0], [0, 1, 0], atol=1e-12)
+
+
+@CAMERAS
+def test_upright_cylinder_silhouette_is_its_disc(camera):
+    can = upright_cylinder(-0.05, 0.05, 0.035, 0.1)
+    frame = render(Scene([can]), camera, noise=True, seed=4)
+    sil = silhouette(frame, frame.instance_ids == 1)
+    assert iou(sil.target, truth(can, sil)) >= 0.93
+    assert sil.target.sum() * 1e-6 == pytest.approx(math.pi * 0.035 ** 2, rel=0.06)
+
+
+@pytest.mark.parametrize("insertion", [0.005, 0.01, 0.02, 0.03])
+def test_lying_cylinder_keeps_only_the_cross_section_above_the_fingertips(insertion):
+    """Tan's cross-section remark: a lying can seen from above is a strip whose width is the
+    chord at the fingertip depth, 2 sqrt(r² - (r - d)²), not the can's full diameter."""
+    r = 0.03
+    can = lying_cylinder(0.0, 0.0, r, 0.12, yaw=0.3)
+    frame = render(Scene([can]), DOWN, noise=True, seed=1)
+    sil = silhouette(frame, frame.instance_ids == 1, insertion_depth_m=insertion)
+    assert iou(sil.target, truth(can, sil)) >= 0.88
+    d = 2 * r - sil.grasp_height_m  # fingertip depth below the can's true top
+    chord = 2 * math.sqrt(r * r - (r - min(d, r)) ** 2)
+    (_, _), (w, h), _ = cv2.minAreaRect(np.argwhere(sil.target)[:, ::-1].astype(np.float32))
+    assert max(w, h) * 1e-3 == pytest.approx(0.12, abs=0.004)
+    width = sil.target.sum() * 1e-6 / 0.12  # mean width of the strip
+    assert width == pytest.approx(chord, abs=0.0025)
+    if insertion < 0.02:
+        assert width < 0.8 * 2 * r
+
+
+def test_fingertips_stop_above_the_support():
+    flat = upright_box(0.0, 0.0, (0.06, 0.06, 0.015))
+    frame = render(Scene([flat]), DOWN)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    free = silhouette(frame, obj, insertion_depth_m=0.02)
+    assert free.grasp_height_m == pytest.approx(-0.005, abs=0.001)  # into the table
+    held = silhouette(frame, obj, insertion_depth_m=0.02, support=seg.last_plane, clearance_m=0.004)
+    assert held.grasp_height_m == pytest.approx(0.004, abs=0.001)
+    assert held.insertion_depth_m == pytest.approx(0.011, abs=0.001)
+    assert iou(held.target, truth(flat, held)) >= 0.93
+
+
+def test_obstacles_above_the_fingertips_enter_the_image_but_not_the_target():
+    short, tall = upright_box(0.0, 0.0, (0.05, 0.05, 0.04)), upright_cylinder(0.06, 0.0, 0.025, 0.12)
+    frame = render(Scene([short, tall]), DOWN, noise=True, seed=6)
+    ids = frame.instance_ids
+    sil = silhouette(frame, ids == 1, obstacles=ids == 2)
+    assert iou(sil.target, truth(short, sil)) >= 0.9
+    assert iou(sil.image & ~sil.target, truth(tall, sil) & ~sil.target) >= 0.85
+    # From the tall can's fingertips (10 cm) the short box (4 cm) is out of the fingers' way.
+    sil = silhouette(frame, ids == 2, obstacles=ids == 1)
+    assert np.array_equal(sil.image, sil.target)
+
+
+def test_side_approach_projects_along_the_approach_axis():
+    """A horizontal approach (+x) onto a box standing on the table, camera behind the gripper."""
+    box = upright_box(0.0, 0.0, (0.04, 0.07, 0.1))
+    camera = look_at((-0.5, 0.05, 0.35), (0.0, 0.0, 0.05))
+    frame = render(Scene([box]), camera, noise=True, seed=8)
+    sil = silhouette(frame, frame.instance_ids == 1, approach=(1.0, 0.0, 0.0))
+    np.testing.assert_allclose(sil.approach, [1, 0, 0], atol=1e-12)
+    assert iou(sil.target, truth(box, sil)) >= 0.9
+    (_, _), (w, h), _ = cv2.minAreaRect(np.argwhere(sil.target)[:, ::-1].astype(np.float32))
+    assert sorted([w * 1e-3, h * 1e-3]) == pytest.approx([0.07, 0.1], abs=0.003)
+    # The fingertip plane is 2 cm past the face at x = -2 cm.
+    assert sil.T_base_plane[0, 3] == pytest.approx(0.0, abs=0.003)
+
+
+@CAMERAS
+def test_best_grasp_on_a_box_maps_to_a_pose_across_it(camera):
+    """search_grasps on the silhouette, then tcp_pose: the fingers straddle the box."""
+    box = upright_box(0.03, 0.02, (0.07, 0.04, 0.06), yaw=0.4)
+    frame = render(Scene([box]), camera, noise=True, seed=9)
+    sil = silhouette(frame, frame.instance_ids == 1)
+    proj = sil.gripper_projection(finger_width_m=0.013, open_width_m=0.085)
+    grasps = search_grasps(sil.image, proj, target=sil.target, top_k=3)
+    assert grasps.scores.score[0] > 0.8
+    pose = sil.tcp_pose(grasps.x[0], grasps.y[0], grasps.theta[0])
+    # In the box frame: the TCP is over the box, 2 cm below its top, closing along a side.
+    local = np.linalg.inv(box.T) @ pose
+    assert abs(local[0, 3]) < 0.035 and abs(local[1, 3]) < 0.02
+    assert local[2, 3] == pytest.approx(0.03 - 0.02, abs=0.005)
+    closing = local[:3, 0]
+    assert max(abs(closing[0]), abs(closing[1])) == pytest.approx(1.0, abs=0.02)
+    width_m = grasps.scores.width_px[0] * sil.metres_per_px
+    side = 0.07 if abs(closing[0]) > abs(closing[1]) else 0.04
+    assert width_m == pytest.approx(side, abs=0.004)
