@@ -30,7 +30,7 @@ def test_box_silhouette_is_its_footprint(camera, m):
     sil = silhouette(frame, frame.instance_ids == 1, metres_per_px=m)
     # a one-pixel band on the outline costs about 5 % IoU per millimetre of pixel here
     assert iou(sil.target, truth(box, sil)) >= (0.92 if m == 0.001 else 0.88)
-    assert sil.target.sum() * m * m == pytest.approx(0.06 * 0.04, rel=0.08)
+    assert sil.target.sum() * m * m == pytest.approx(0.06 * 0.04, rel=0.08 if m == 0.001 else 0.12)
     # fingertips 2 cm below the top (5 cm), straight down, the image framed with its margin
     assert sil.grasp_height_m == pytest.approx(0.03, abs=0.004)
     np.testing.assert_allclose(sil.approach, [0, 0, -1], atol=1e-12)
