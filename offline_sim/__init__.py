@@ -3,5 +3,7 @@
 mujoco and trimesh are imported only inside the functions that use them.
 """
 from ._tabletop import ObjectSpec, TabletopScene, build_tabletop_scene, random_specs, ycb_specs
+from ._wrench import contact_wrenches, ferrari_canny
 
-__all__ = ["ObjectSpec", "TabletopScene", "build_tabletop_scene", "random_specs", "ycb_specs"]
+__all__ = ["ObjectSpec", "TabletopScene", "build_tabletop_scene", "contact_wrenches",
+           "ferrari_canny", "random_specs", "ycb_specs"]
