@@ -3,8 +3,11 @@
 mujoco and trimesh are imported only inside the functions that use them.
 """
 from ._graspdb_writer import GraspDatabaseWriter, GraspRecord
+from ._objects import (BUILTIN_OBJECTS, Decomposition, GraspObject, builtin_object, decompose,
+                       load_object, object_mjcf)
 from ._tabletop import ObjectSpec, TabletopScene, build_tabletop_scene, random_specs, ycb_specs
 from ._wrench import contact_wrenches, ferrari_canny
 
-__all__ = ["GraspDatabaseWriter", "GraspRecord", "ObjectSpec", "TabletopScene", "build_tabletop_scene", "contact_wrenches",
+__all__ = ["BUILTIN_OBJECTS", "Decomposition", "GraspDatabaseWriter", "GraspObject",
+           "GraspRecord", "ObjectSpec", "builtin_object", "decompose", "load_object", "object_mjcf", "TabletopScene", "build_tabletop_scene", "contact_wrenches",
            "ferrari_canny", "random_specs", "ycb_specs"]
