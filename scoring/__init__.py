@@ -2,6 +2,8 @@
 
 numpy and numba only; nothing of graspline is imported from here.
 """
+from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseError,
+                       GraspTable, from_blob, to_blob)
 from ._measure import (PreparedSilhouette, grasp_region_profile, prepare_silhouette,
                        score_candidates)
 from ._search import GraspSet, SearchParams, non_max_suppression, search_grasps
@@ -9,6 +11,13 @@ from ._normals import contact_normal, disc_weights, normal_field
 from ._types import GripperProjection, MeasureParams, Scores
 
 __all__ = [
+    "SCHEMA_SQL",
+    "SCHEMA_VERSION",
+    "GraspDatabase",
+    "GraspDatabaseError",
+    "GraspTable",
+    "from_blob",
+    "to_blob",
     "GraspSet",
     "GripperProjection",
     "MeasureParams",

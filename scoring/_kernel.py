@@ -3,6 +3,15 @@
 Only arithmetic lives here; validation and naming of outputs are in ``_measure``.
 The reading of the paper follows DESIGN.md; ``scoring.reference`` is the same reading in
 plain Python, and the tests hold the two to each other value for value.
+
+Where this departs from the paper and DESIGN.md (each made the score jump under one-pixel
+changes of the image; README "Our reading" gives the measurements):
+- grasp points sit on the outline between pixels (the blurred silhouette's 0.5 crossing
+  after the paper's pixel search), not on pixel centres;
+- R_r prefers grasp points at least ``min_lever_fraction`` of the finger width from the pivot,
+  and no couple forms when the near-primary contact regions overlap across the finger;
+- S_a takes each side's net lean |mean β| instead of eq. 12's all-or-nothing sign test, and
+  averages the two sides as eq. 13 does.
 """
 from __future__ import annotations
 

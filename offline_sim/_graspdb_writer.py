@@ -1,0 +1,163 @@
+"""Writing the grasp database: one transaction per batch, so a killed build loses nothing
+it finished and, started again, skips what is done."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import socket
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from scoring import SCHEMA_SQL, SCHEMA_VERSION, GraspDatabaseError, to_blob
+
+
+@dataclass
+class GraspRecord:
+    """One simulated grasp candidate and its results (see the ``results`` table)."""
+
+    candidate: int
+    T_object_hand: np.ndarray
+    nominal_ok: bool
+    samples_run: int
+    discarded_early: bool
+    success_rate: float
+    quality: float
+    a_mean: float | None = None
+    b_mean: float | None = None
+    c_mean: float | None = None
+    pfc: float | None = None
+    approach: np.ndarray | None = None
+    preshape: np.ndarray | None = None
+    force_var: float | None = None
+    position_var: float | None = None
+    normal_var: float | None = None
+    seed: int | None = None
+    wall_s: float | None = None
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _opt(v: float | None) -> float | None:
+    return None if v is None or not np.isfinite(v) else float(v)
+
+
+class GraspDatabaseWriter:
+    """Creates or reopens a grasp database for writing (SQLite, WAL mode). A context manager."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        # WAL: readers (onboard, `db info`) never block the build; NORMAL sync is durable
+        # across a killed process, which is the failure a long build meets.
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        with self._transaction():
+            for statement in SCHEMA_SQL.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self._db.execute("INSERT INTO meta VALUES ('created', ?)", (_now(),))
+            elif int(row[0]) != SCHEMA_VERSION:
+                raise GraspDatabaseError(f"{self.path} has schema version {row[0]}; this "
+                                         f"graspline writes version {SCHEMA_VERSION}")
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+    def close(self) -> None:
+        """Close the file. Safe to call twice."""
+        self._db.close()
+
+    def __enter__(self) -> "GraspDatabaseWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def object_id(self, name: str, *, mesh_path: str | None = None, mesh_sha256: str | None = None,
+                  scale: float = 1.0, mass_kg: float | None = None, radius_m: float | None = None,
+                  stable_poses: np.ndarray | None = None) -> int:
+        """Id of the object, adding it the first time; the same name with another mesh is an error."""
+        row = self._db.execute("SELECT id, mesh_sha256 FROM objects WHERE name=?", (name,)).fetchone()
+        if row is not None:
+            if mesh_sha256 is not None and row[1] not in (None, mesh_sha256):
+                raise GraspDatabaseError(f"{self.path}: object {name!r} was built from another mesh "
+                                         f"(sha256 {row[1][:12]}…, now {mesh_sha256[:12]}…)")
+            return int(row[0])
+        with self._transaction():
+            cur = self._db.execute(
+                "INSERT INTO objects (name, mesh_path, mesh_sha256, scale, mass_kg, radius_m, "
+                "stable_poses) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, mesh_path, mesh_sha256, scale, _opt(mass_kg), _opt(radius_m),
+                 None if stable_poses is None else to_blob(stable_poses)))
+        return int(cur.lastrowid)
+
+    def hand_id(self, name: str, version: str, params: dict) -> int:
+        """Id of the hand model (name, version), adding it the first time."""
+        row = self._db.execute("SELECT id FROM hands WHERE name=? AND version=?",
+                               (name, version)).fetchone()
+        if row is not None:
+            return int(row[0])
+        with self._transaction():
+            cur = self._db.execute("INSERT INTO hands (name, version, params) VALUES (?, ?, ?)",
+                                   (name, version, json.dumps(params, sort_keys=True)))
+        return int(cur.lastrowid)
+
+    def finished_candidates(self, object_id: int, hand_id: int) -> set[int]:
+        """Candidate indices whose results are already written (a resumed build skips them)."""
+        return {r[0] for r in self._db.execute(
+            "SELECT g.candidate FROM grasps g JOIN results r ON r.grasp_id = g.id "
+            "WHERE g.object_id=? AND g.hand_id=?", (object_id, hand_id))}
+
+    def write_batch(self, object_id: int, hand_id: int, records: list[GraspRecord]) -> None:
+        """Write grasps and their results in one transaction: all of the batch or none."""
+        with self._transaction():
+            for rec in records:
+                cur = self._db.execute(
+                    "INSERT INTO grasps (object_id, hand_id, candidate, T_object_hand, preshape, "
+                    "approach) VALUES (?, ?, ?, ?, ?, ?)",
+                    (object_id, hand_id, int(rec.candidate), to_blob(rec.T_object_hand),
+                     None if rec.preshape is None else to_blob(rec.preshape),
+                     None if rec.approach is None else to_blob(rec.approach)))
+                self._db.execute(
+                    "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (cur.lastrowid, int(rec.nominal_ok), int(rec.samples_run),
+                     int(rec.discarded_early), _opt(rec.success_rate), _opt(rec.a_mean),
+                     _opt(rec.b_mean), _opt(rec.c_mean), _opt(rec.quality), _opt(rec.pfc),
+                     _opt(rec.force_var), _opt(rec.position_var), _opt(rec.normal_var),
+                     rec.seed, _opt(rec.wall_s), _now()))
+
+    def log_start(self, command: str) -> int:
+        """Record that a build started; returns its log id."""
+        with self._transaction():
+            cur = self._db.execute(
+                "INSERT INTO build_log (started_at, command, host, status) VALUES (?, ?, ?, 'running')",
+                (_now(), command, socket.gethostname()))
+        return int(cur.lastrowid)
+
+    def log_finish(self, log_id: int, status: str, message: str = "") -> None:
+        """Record how a build ended: finished, interrupted or failed."""
+        with self._transaction():
+            self._db.execute("UPDATE build_log SET finished_at=?, status=?, message=? WHERE id=?",
+                             (_now(), status, message, log_id))
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self._db.execute("ROLLBACK" if exc_type else "COMMIT")

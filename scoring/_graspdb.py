@@ -1,0 +1,184 @@
+"""The grasp database: its SQLite schema and a read-only reader for the onboard loop.
+
+offline_sim writes it (one transaction per batch, WAL mode, so an interrupted build resumes
+where it stopped); onboard reads it into arrays at start-up and never writes. Arrays are
+stored as little-endian float64 blobs; poses are 4 x 4 ``T_object_hand`` (metres).
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+
+SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS objects (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    mesh_path TEXT,
+    mesh_sha256 TEXT,
+    scale REAL NOT NULL DEFAULT 1.0,
+    mass_kg REAL,
+    radius_m REAL,              -- torque scale of measure A
+    stable_poses BLOB           -- (n, 4, 4) T_table_object
+);
+CREATE TABLE IF NOT EXISTS hands (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    params TEXT NOT NULL,       -- JSON of the hand model's parameters
+    UNIQUE (name, version)
+);
+CREATE TABLE IF NOT EXISTS grasps (
+    id INTEGER PRIMARY KEY,
+    object_id INTEGER NOT NULL REFERENCES objects (id),
+    hand_id INTEGER NOT NULL REFERENCES hands (id),
+    candidate INTEGER NOT NULL, -- index in the seeded candidate list: what resume keys on
+    T_object_hand BLOB NOT NULL,
+    preshape BLOB,
+    approach BLOB,              -- unit approach direction, object frame
+    UNIQUE (object_id, hand_id, candidate)
+);
+CREATE TABLE IF NOT EXISTS results (
+    grasp_id INTEGER PRIMARY KEY REFERENCES grasps (id),
+    nominal_ok INTEGER NOT NULL,
+    samples_run INTEGER NOT NULL,
+    discarded_early INTEGER NOT NULL,
+    success_rate REAL,          -- mean of measure B over the pose samples
+    a_mean REAL, b_mean REAL, c_mean REAL,
+    quality REAL,               -- the ranking value
+    pfc REAL,                   -- Weisz & Allen P(force closure), NULL if not computed
+    force_var REAL, position_var REAL, normal_var REAL,  -- contact-stability diagnostics
+    seed INTEGER,
+    wall_s REAL,
+    finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS build_log (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    command TEXT NOT NULL,
+    host TEXT,
+    status TEXT NOT NULL,       -- running, finished, interrupted, failed
+    message TEXT
+);
+"""
+
+
+class GraspDatabaseError(Exception):
+    """The file is missing, not a graspline grasp database, or of another schema version."""
+
+
+def to_blob(array: np.ndarray) -> bytes:
+    """Little-endian float64 bytes of an array (shape is the caller's to know)."""
+    return np.ascontiguousarray(array, dtype="<f8").tobytes()
+
+
+def from_blob(blob: bytes | None, shape: tuple[int, ...]) -> np.ndarray | None:
+    """The float64 array of a blob, reshaped; None for NULL."""
+    if blob is None:
+        return None
+    return np.frombuffer(blob, dtype="<f8").reshape(shape).copy()
+
+
+@dataclass
+class GraspTable:
+    """Ranked grasps of one object for one hand, best first, as a struct of arrays.
+
+    candidate : (N,) int; T_object_hand : (N, 4, 4) metres; approach : (N, 3); quality,
+    success_rate, a_mean, b_mean, c_mean, pfc (NaN if not computed) : (N,) float;
+    samples_run : (N,) int; discarded_early : (N,) bool.
+    """
+
+    object_name: str
+    hand_name: str
+    candidate: np.ndarray
+    T_object_hand: np.ndarray
+    approach: np.ndarray
+    quality: np.ndarray
+    success_rate: np.ndarray
+    a_mean: np.ndarray
+    b_mean: np.ndarray
+    c_mean: np.ndarray
+    pfc: np.ndarray
+    samples_run: np.ndarray
+    discarded_early: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.candidate)
+
+
+class GraspDatabase:
+    """Read-only access to a grasp database file. A context manager."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise GraspDatabaseError(f"grasp database {self.path} does not exist")
+        try:
+            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise GraspDatabaseError(f"{self.path} is not a graspline grasp database: {exc}") from exc
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            found = None if row is None else row[0]
+            raise GraspDatabaseError(f"{self.path} has schema version {found}, this graspline "
+                                     f"reads version {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        """Close the file. Safe to call twice."""
+        self._db.close()
+
+    def __enter__(self) -> "GraspDatabase":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def objects(self) -> list[str]:
+        """Names of the objects in the database."""
+        return [r[0] for r in self._db.execute("SELECT name FROM objects ORDER BY name")]
+
+    def hands(self) -> list[tuple[str, str]]:
+        """(name, version) of the hands in the database."""
+        return list(self._db.execute("SELECT name, version FROM hands ORDER BY name, version"))
+
+    def hand_params(self, hand: str) -> dict:
+        """The hand model's parameters as written by the build (latest version)."""
+        row = self._db.execute("SELECT params FROM hands WHERE name = ? ORDER BY id DESC",
+                               (hand,)).fetchone()
+        if row is None:
+            raise GraspDatabaseError(f"{self.path} has no hand {hand!r}; it has {self.hands()}")
+        return json.loads(row[0])
+
+    def grasps(self, object_name: str, hand: str, *, k: int | None = None) -> GraspTable:
+        """The finished grasps of an object for a hand, best quality first (top k if given)."""
+        if object_name not in self.objects():
+            raise GraspDatabaseError(f"{self.path} has no object {object_name!r}; it has "
+                                     f"{self.objects()}")
+        if hand not in {h for h, _ in self.hands()}:
+            raise GraspDatabaseError(f"{self.path} has no hand {hand!r}; it has {self.hands()}")
+        rows = self._db.execute(
+            """SELECT g.candidate, g.T_object_hand, g.approach, r.quality, r.success_rate,
+                      r.a_mean, r.b_mean, r.c_mean, r.pfc, r.samples_run, r.discarded_early
+               FROM grasps g JOIN results r ON r.grasp_id = g.id
+               JOIN objects o ON o.id = g.object_id JOIN hands h ON h.id = g.hand_id
+               WHERE o.name = ? AND h.name = ?
+               ORDER BY r.quality DESC, g.candidate ASC""" + (" LIMIT ?" if k else ""),
+            (object_name, hand, k) if k else (object_name, hand)).fetchall()
+        n = len(rows)
+        col = lambda i: np.array([np.nan if r[i] is None else r[i] for r in rows], np.float64)  # noqa: E731
+        approach = [from_blob(r[2], (3,)) for r in rows]
+        return GraspTable(
+            object_name, hand,
+            candidate=np.array([r[0] for r in rows], np.int64),
+            T_object_hand=np.array([from_blob(r[1], (4, 4)) for r in rows]).reshape(n, 4, 4),
+            approach=np.array([a if a is not None else np.full(3, np.nan) for a in approach]).reshape(n, 3),
+            quality=col(3), success_rate=col(4), a_mean=col(5), b_mean=col(6), c_mean=col(7),
+            pfc=col(8), samples_run=np.array([r[9] for r in rows], np.int64),
+            discarded_early=np.array([bool(r[10]) for r in rows], bool))
