@@ -113,16 +113,21 @@ def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iteration
 
 
 def _reassign_cuts(labels: np.ndarray, depth: np.ndarray, cut: np.ndarray, jump_m: float,
-                   jump_ratio: float, passes: int = 2) -> None:
-    """Give each cut pixel the label of its 4-neighbour nearest in depth, when that neighbour
-    is labelled and on the same side of the discontinuity; in place, a few passes."""
+                   jump_ratio: float, passes: int = 2, steep_passes: int = 12) -> None:
+    """Give each cut pixel the label of its labelled 4-neighbour nearest in depth, in place.
+
+    The first passes take only neighbours on the same side of the discontinuity (depth
+    within the jump threshold); the steep passes then take the nearest in depth whatever the
+    step, so a wall seen at a grazing angle (a jump between every two pixels) grows from its
+    top rim and from its foot inwards, a pixel a pass.
+    """
     h, w = labels.shape
     rows, cols = np.nonzero(cut)
-    for _ in range(passes):
+    for k in range(passes + steep_passes):
         if rows.size == 0:
             return
         z = depth[rows, cols]
-        tol = np.maximum(jump_m, jump_ratio * z)
+        tol = np.maximum(jump_m, jump_ratio * z) if k < passes else np.inf
         best_lab = np.zeros(rows.size, np.int32)
         best_dz = np.full(rows.size, np.inf, np.float32)
         for dr, dc in _NEIGHBOURS:
@@ -135,25 +140,34 @@ def _reassign_cuts(labels: np.ndarray, depth: np.ndarray, cut: np.ndarray, jump_
             best_lab = np.where(better, lab, best_lab)
             best_dz = np.where(better, dz, best_dz)
         done = best_lab > 0
+        if k >= passes and not done.any():
+            return
         labels[rows[done], cols[done]] = best_lab[done]
         rows, cols = rows[~done], cols[~done]
 
 
-def _fill_sensor_holes(mask: np.ndarray, valid: np.ndarray, box: tuple[int, int, int, int]) -> None:
-    """Add to ``mask`` (in place) the pixels without a depth reading that it encloses or that
-    close a one-pixel notch in its outline; pixels with a reading are never added (the table
-    seen through a ring stays out). box: (row0, row1, col0, col1) holding the mask."""
+def _fill_sensor_holes(mask: np.ndarray, valid: np.ndarray, box: tuple[int, int, int, int],
+                       max_px: float) -> None:
+    """Add to ``mask`` (in place) the pixels without a depth reading that belong to it: those
+    within max_px of a reading whose nearest reading is the object's (the object's half of the
+    hole band a stereo camera leaves along depth steps), and every hole it encloses. Pixels
+    with a reading are never added (the table seen through a ring stays out).
+    box: (row0, row1, col0, col1) holding the mask and max_px around it."""
     r0, r1, c0, c1 = box
-    m = mask[r0:r1, c0:c1].view(np.uint8)
-    no_reading = ~valid[r0:r1, c0:c1]
-    closed = cv2.morphologyEx(m, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
-    m |= (closed.astype(bool) & no_reading).view(np.uint8)
+    m = mask[r0:r1, c0:c1]
+    ok = valid[r0:r1, c0:c1]
+    if ok.all():
+        return
+    # Nearest reading of every pixel: its label indexes the readings in row-major order.
+    dist, nearest = cv2.distanceTransformWithLabels((~ok).view(np.uint8), cv2.DIST_L2, 5,
+                                                    labelType=cv2.DIST_LABEL_PIXEL)
+    owner = m.ravel()[np.flatnonzero(ok.ravel())]
+    claim = ~ok & (dist <= max_px) & owner[np.maximum(nearest, 1) - 1]
+    m |= claim
     # Enclosed holes: flood the outside from a zero border; what stays unreached is inside.
-    padded = np.pad(m, 1)
-    flood = padded.copy()
-    cv2.floodFill(flood, np.zeros((padded.shape[0] + 2, padded.shape[1] + 2), np.uint8), (0, 0), 1)
-    holes = flood[1:-1, 1:-1] == 0
-    m |= (holes & no_reading).view(np.uint8)
+    padded = np.pad(m.view(np.uint8), 1)
+    cv2.floodFill(padded, np.zeros((padded.shape[0] + 2, padded.shape[1] + 2), np.uint8), (0, 0), 1)
+    m |= (padded[1:-1, 1:-1] == 0) & ~ok
 
 
 class TabletopSegmenter(Segmenter):
@@ -166,8 +180,11 @@ class TabletopSegmenter(Segmenter):
     3. Depth discontinuities (jumps > max(jump_m, jump_ratio * depth) between 4-neighbours)
        cut touching objects apart; 4-connected components; cut pixels rejoin their side.
     4. Size limits: the component's area, as the sum of its pixels' footprints
-       (depth² / (fx fy), metres²), must be in [min_area_m2, max_area_m2].
-    5. Sensor holes (no reading) enclosed by an object join it.
+       (depth² / (fx fy), metres²), must be in [min_area_m2, max_area_m2]. Smaller pieces
+       within hole_claim_px of an object join it (a steep wall broken up by holes).
+    5. Pixels without a reading join the object when it encloses them, or when they lie within
+       hole_claim_px of a reading and their nearest reading is the object's (stereo cameras
+       leave a band of holes along depth steps; the object gets its side of it).
 
     ObjectMask.label is None; confidence is the share of the mask's pixels with a depth
     reading. Masks come largest first (area in metres², not pixels). ``last_plane`` keeps the support plane of the last frame
@@ -181,14 +198,16 @@ class TabletopSegmenter(Segmenter):
                  jump_m: float = 0.012, jump_ratio: float = 0.02,
                  min_area_m2: float = 2e-4, max_area_m2: float = 0.25, min_seed_px: int = 20,
                  min_plane_fraction: float = 0.2, max_tilt_rad: float | None = math.radians(30.0),
-                 max_range_m: float = 5.0, ransac_iterations: int = 256, seed: int | None = 0):
+                 max_range_m: float = 5.0, hole_claim_px: float = 4.0,
+                 ransac_iterations: int = 256, seed: int | None = 0):
         for key, v in (("plane_tolerance_m", plane_tolerance_m), ("min_height_m", min_height_m),
                        ("grow_height_m", grow_height_m), ("max_height_m", max_height_m),
                        ("jump_m", jump_m), ("max_area_m2", max_area_m2),
                        ("max_range_m", max_range_m)):
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"TabletopSegmenter: {key} must be finite and > 0, got {v!r}")
-        for key, v in (("jump_ratio", jump_ratio), ("min_area_m2", min_area_m2)):
+        for key, v in (("jump_ratio", jump_ratio), ("min_area_m2", min_area_m2),
+                       ("hole_claim_px", hole_claim_px)):
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f"TabletopSegmenter: {key} must be finite and >= 0, got {v!r}")
         if not grow_height_m <= min_height_m < max_height_m:
@@ -215,6 +234,7 @@ class TabletopSegmenter(Segmenter):
         self.min_plane_fraction = float(min_plane_fraction)
         self.max_tilt_rad = max_tilt_rad
         self.max_range_m = float(max_range_m)
+        self.hole_claim_px = float(hole_claim_px)
         self.ransac_iterations = ransac_iterations
         self.seed = seed
         self.last_plane: SupportPlane | None = None
@@ -274,14 +294,28 @@ class TabletopSegmenter(Segmenter):
             return []
 
         h, w = depth.shape
+        # Pieces too small to be objects (a wall seen at a grazing angle, broken up by holes)
+        # join the first object, largest first, that lies within hole_claim_px of them.
+        spare = ~keep
+        spare[0] = False
+        claim = int(math.ceil(self.hole_claim_px))
+        reach = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * claim + 1, 2 * claim + 1))
         out = []
         for k in kept[np.argsort(-area[kept], kind="stable")]:
             # The component's box before cut pixels rejoined it: they lie within a pixel of it.
             x0, y0, bw, bh = stats[k, :4]
-            box = (max(0, y0 - 2), min(h, y0 + bh + 2), max(0, x0 - 2), min(w, x0 + bw + 2))
+            grow = 2 + 2 * claim
+            box = (max(0, y0 - grow), min(h, y0 + bh + grow), max(0, x0 - grow), min(w, x0 + bw + grow))
+            sub = labels[box[0]:box[1], box[2]:box[3]]
+            own = sub == k
+            near = np.unique(sub[cv2.dilate(own.view(np.uint8), reach).view(np.bool_) & ~own])
+            near = near[spare[near]]
+            if near.size:
+                own |= np.isin(sub, near)
+                spare[near] = False
             mask = np.zeros((h, w), np.bool_)
-            mask[box[0]:box[1], box[2]:box[3]] = labels[box[0]:box[1], box[2]:box[3]] == k
-            _fill_sensor_holes(mask, valid, box)
+            mask[box[0]:box[1], box[2]:box[3]] = own
+            _fill_sensor_holes(mask, valid, box, self.hole_claim_px)
             n_px = np.count_nonzero(mask)
             conf = np.count_nonzero(mask & valid) / n_px
             out.append(ObjectMask(mask=mask, label=None, confidence=conf, backend=self.name))
