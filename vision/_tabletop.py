@@ -12,7 +12,7 @@ from drivers.camera import RGBDFrame
 
 from ._base import Segmenter, check_frame
 from ._camera import ray_axes, valid_depth
-from ._kernels import depth_cuts, height_classes
+from ._kernels import depth_cuts, height_classes, plane_inlier_counts
 from ._types import ObjectMask, SupportPlane
 
 log = logging.getLogger(__name__)
@@ -85,10 +85,10 @@ def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iteration
     if not good.any():
         log.info("no support plane: no level plane among %d RANSAC hypotheses", iterations)
         return None
-    sample = pts[rng.choice(n_valid, size=min(eval_points, n_valid), replace=False)]
-    # Every hypothesis against the same sample at once: (M, K) distances.
-    dist = sample.astype(np.float32) @ normals.T.astype(np.float32) + offsets.astype(np.float32)
-    counts = np.count_nonzero(np.abs(dist) < tolerance_m, axis=0)
+    # Every hypothesis is scored on the same random sample of the points.
+    sample = pts[rng.integers(0, n_valid, size=min(eval_points, n_valid))]
+    counts = np.empty(iterations, np.int64)
+    plane_inlier_counts(sample, normals, offsets, tolerance_m, counts)
     counts[~good] = -1
     best = int(np.argmax(counts))
     n, off = normals[best], float(offsets[best])
@@ -308,15 +308,16 @@ class TabletopSegmenter(Segmenter):
             box = (max(0, y0 - grow), min(h, y0 + bh + grow), max(0, x0 - grow), min(w, x0 + bw + grow))
             sub = labels[box[0]:box[1], box[2]:box[3]]
             own = sub == k
-            near = np.unique(sub[cv2.dilate(own.view(np.uint8), reach).view(np.bool_) & ~own])
-            near = near[spare[near]]
-            if near.size:
-                own |= np.isin(sub, near)
-                spare[near] = False
+            touched = np.bincount(sub[cv2.dilate(own.view(np.uint8), reach).view(np.bool_) & ~own],
+                                  minlength=n_lab) > 0
+            near = touched & spare
+            if near.any():
+                own |= near[sub]
+                spare &= ~near
             mask = np.zeros((h, w), np.bool_)
             mask[box[0]:box[1], box[2]:box[3]] = own
             _fill_sensor_holes(mask, valid, box, self.hole_claim_px)
-            n_px = np.count_nonzero(mask)
-            conf = np.count_nonzero(mask & valid) / n_px
+            crop = mask[box[0]:box[1], box[2]:box[3]]
+            conf = np.count_nonzero(crop & valid[box[0]:box[1], box[2]:box[3]]) / np.count_nonzero(crop)
             out.append(ObjectMask(mask=mask, label=None, confidence=conf, backend=self.name))
         return out
