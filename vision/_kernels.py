@@ -51,10 +51,13 @@ def _jumps_to(depth, cand, z, r, c, jump_m, jump_ratio):
 
 
 @nb.njit(cache=True)
-def depth_cuts(depth, cand, jump_m, jump_ratio, cut):
+def depth_cuts(depth, cand, jump_m, jump_ratio, cut, rows, cols):
     """cut[r, c] = 1 for each candidate farther than some 4-neighbour candidate by more than
-    max(jump_m, jump_ratio * nearer depth) (the far side of every discontinuity), else 0."""
+    max(jump_m, jump_ratio * nearer depth) (the far side of every discontinuity), else 0.
+    The cut pixels' coordinates go to rows, cols (each >= H W long), in row-major order;
+    returns how many there are."""
     h, w = depth.shape
+    n = 0
     for r in range(h):
         for c in range(w):
             out = False
@@ -65,6 +68,36 @@ def depth_cuts(depth, cand, jump_m, jump_ratio, cut):
                        or (r + 1 < h and _jumps_to(depth, cand, z, r + 1, c, jump_m, jump_ratio))
                        or (r > 0 and _jumps_to(depth, cand, z, r - 1, c, jump_m, jump_ratio)))
             cut[r, c] = out
+            if out:
+                rows[n] = r
+                cols[n] = c
+                n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def component_stats(labels, depth, seed, n_labels, pixel_area):
+    """(area, seeds, box) per label: the sum over its pixels of depth² * pixel_area (metres²
+    seen face-on; pixel_area = 1 / (fx fy)), how many of its pixels are seeds, and its
+    bounding box (row0, row1, col0, col1), end exclusive."""
+    area = np.zeros(n_labels)
+    seeds = np.zeros(n_labels, np.int64)
+    box = np.empty((n_labels, 4), np.int64)
+    box[:, 0] = box[:, 2] = labels.shape[0] + labels.shape[1]
+    box[:, 1] = box[:, 3] = 0
+    for r in range(labels.shape[0]):
+        for c in range(labels.shape[1]):
+            k = labels[r, c]
+            if k > 0:
+                z = depth[r, c]
+                area[k] += z * z * pixel_area
+                if seed[r, c]:
+                    seeds[k] += 1
+                box[k, 0] = min(box[k, 0], r)
+                box[k, 1] = max(box[k, 1], r + 1)
+                box[k, 2] = min(box[k, 2], c)
+                box[k, 3] = max(box[k, 3], c + 1)
+    return area, seeds, box
 
 
 @nb.njit(cache=True, inline="always")
@@ -117,10 +150,12 @@ def rasterise_surface(grid, tip, x0, y0, inv_m, max_step, out):
 
     grid : (h, w, 3) plane coordinates (x, y, depth along the approach), metres, of the
     samples of an image-grid of pixels; NaN where there is none. Every sample at depth
-    <= tip sets its nearest pixel; every pair of image neighbours, and both triangles of every
-    2 x 2 block, whose samples are all at depth <= tip and no more than max_step apart in
-    (x, y) (a larger gap is a step in depth, not surface) set the pixels they cover. Pixel
-    (0, 0) is centred on plane point (x0, y0); inv_m = pixels per metre.
+    <= tip sets its nearest pixel; both triangles of every 2 x 2 block of such samples set
+    the pixels whose centres they cover, and every pair of image neighbours that is not
+    between two drawn blocks (the outline, and lone strips) sets the pixels nearest to it,
+    unless their samples are more than max_step apart along x or y (a larger gap is a
+    step in depth, not surface). Pixel (0, 0) is centred on plane point (x0, y0); inv_m =
+    pixels per metre.
     """
     h, w = grid.shape[0], grid.shape[1]
     ok = np.zeros((h, w), np.bool_)
@@ -133,16 +168,11 @@ def rasterise_surface(grid, tip, x0, y0, inv_m, max_step, out):
                 u[r, c], v[r, c] = _pixel_of(grid[r, c, 0], grid[r, c, 1], x0, y0, inv_m)
                 _set(out, u[r, c], v[r, c])
     step = max_step * inv_m
-    for r in range(h):
-        for c in range(w):
-            if not ok[r, c]:
-                continue
-            for dr, dc in ((0, 1), (1, 0)):
-                r2, c2 = r + dr, c + dc
-                if r2 < h and c2 < w and ok[r2, c2] and \
-                        max(abs(u[r2, c2] - u[r, c]), abs(v[r2, c2] - v[r, c])) <= step:
-                    _segment(out, u[r, c], v[r, c], u[r2, c2], v[r2, c2])
-            if r + 1 < h and c + 1 < w and ok[r, c + 1] and ok[r + 1, c] and ok[r + 1, c + 1]:
+    # drawn[r, c]: the block with top-left sample (r, c) was drawn; padded by one all round.
+    drawn = np.zeros((h + 1, w + 1), np.bool_)
+    for r in range(h - 1):
+        for c in range(w - 1):
+            if ok[r, c] and ok[r, c + 1] and ok[r + 1, c] and ok[r + 1, c + 1]:
                 span = max(abs(u[r + 1, c + 1] - u[r, c]), abs(v[r + 1, c + 1] - v[r, c]),
                            abs(u[r + 1, c] - u[r, c + 1]), abs(v[r + 1, c] - v[r, c + 1]))
                 if span <= step:
@@ -150,6 +180,19 @@ def rasterise_surface(grid, tip, x0, y0, inv_m, max_step, out):
                               u[r + 1, c + 1], v[r + 1, c + 1])
                     _triangle(out, u[r, c], v[r, c], u[r + 1, c + 1], v[r + 1, c + 1],
                               u[r + 1, c], v[r + 1, c])
+                    drawn[r + 1, c + 1] = True
+    for r in range(h):
+        for c in range(w):
+            if not ok[r, c]:
+                continue
+            # pair to the right: edge of blocks (r - 1, c) and (r, c)
+            if c + 1 < w and ok[r, c + 1] and not (drawn[r, c + 1] and drawn[r + 1, c + 1]) and \
+                    max(abs(u[r, c + 1] - u[r, c]), abs(v[r, c + 1] - v[r, c])) <= step:
+                _segment(out, u[r, c], v[r, c], u[r, c + 1], v[r, c + 1])
+            # pair below: edge of blocks (r, c - 1) and (r, c)
+            if r + 1 < h and ok[r + 1, c] and not (drawn[r + 1, c] and drawn[r + 1, c + 1]) and \
+                    max(abs(u[r + 1, c] - u[r, c]), abs(v[r + 1, c] - v[r, c])) <= step:
+                _segment(out, u[r, c], v[r, c], u[r + 1, c], v[r + 1, c])
 
 
 @nb.njit(cache=True)
@@ -196,3 +239,128 @@ def plane_inlier_counts(points, normals, offsets, tol, counts):
             if abs(n0 * points[i, 0] + n1 * points[i, 1] + n2 * points[i, 2] + off) < tol:
                 c += 1
         counts[k] = c
+
+
+@nb.njit(cache=True)
+def plane_moments(points, normal, offset, tol):
+    """(count, centroid (3,), scatter (3, 3)) of the points (N, 3) within tol of the plane
+    (normal, offset), metres: what a least-squares plane fit of the inliers needs."""
+    n = 0
+    s = np.zeros(3)
+    for i in range(points.shape[0]):
+        p0, p1, p2 = points[i, 0], points[i, 1], points[i, 2]
+        if abs(normal[0] * p0 + normal[1] * p1 + normal[2] * p2 + offset) < tol:
+            n += 1
+            s[0] += p0
+            s[1] += p1
+            s[2] += p2
+    c = s / max(n, 1)
+    S = np.zeros((3, 3))
+    for i in range(points.shape[0]):
+        p0, p1, p2 = points[i, 0], points[i, 1], points[i, 2]
+        if abs(normal[0] * p0 + normal[1] * p1 + normal[2] * p2 + offset) < tol:
+            d0, d1, d2 = p0 - c[0], p1 - c[1], p2 - c[2]
+            S[0, 0] += d0 * d0
+            S[0, 1] += d0 * d1
+            S[0, 2] += d0 * d2
+            S[1, 1] += d1 * d1
+            S[1, 2] += d1 * d2
+            S[2, 2] += d2 * d2
+    S[1, 0], S[2, 0], S[2, 1] = S[0, 1], S[0, 2], S[1, 2]
+    return n, c, S
+
+
+@nb.njit(cache=True)
+def reassign_cuts(labels, depth, rows, cols, jump_m, jump_ratio, passes, steep_passes):
+    """Give cut pixels (rows, cols) the label of their labelled 4-neighbour nearest in depth;
+    labels (H, W) int32 in place. The first passes take only neighbours within the jump
+    threshold max(jump_m, jump_ratio * depth); the steep passes take the nearest whatever the
+    step. Each pass reads the labels as the previous pass left them (no order dependence)."""
+    h, w = labels.shape
+    n = rows.size
+    todo = np.ones(n, np.bool_)
+    new = np.zeros(n, np.int32)
+    for k in range(passes + steep_passes):
+        changed = 0
+        for i in range(n):
+            if not todo[i]:
+                continue
+            r, c = rows[i], cols[i]
+            z = depth[r, c]
+            tol = max(jump_m, jump_ratio * z) if k < passes else np.inf
+            best, best_dz = 0, np.inf
+            for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+                r2, c2 = r + dr, c + dc
+                if 0 <= r2 < h and 0 <= c2 < w and labels[r2, c2] > 0:
+                    dz = abs(depth[r2, c2] - z)
+                    if dz <= tol and dz < best_dz:
+                        best, best_dz = labels[r2, c2], dz
+            new[i] = best
+        for i in range(n):
+            if todo[i] and new[i] > 0:
+                labels[rows[i], cols[i]] = new[i]
+                todo[i] = False
+                changed += 1
+        if changed == 0 and k >= passes:
+            return
+
+
+@nb.njit(cache=True)
+def claim_holes(own, valid, max_steps, out):
+    """out (h, w) bool: the pixels without a reading whose nearest readings (4-connected
+    steps, at most max_steps, through pixels without one) are own's; ties go to the others.
+
+    own, valid : (h, w) bool. Grown a layer a step from the readings, reading the previous
+    layer only, so the result does not depend on the scan order.
+    """
+    h, w = own.shape
+    # owner: 1 the object's, 0 someone else's, -1 not reached yet
+    owner = np.empty((h, w), np.int8)
+    for r in range(h):
+        for c in range(w):
+            owner[r, c] = (1 if own[r, c] else 0) if valid[r, c] else -1
+            out[r, c] = False
+    nxt = owner.copy()
+    for _ in range(max_steps):
+        grew = False
+        for r in range(h):
+            for c in range(w):
+                if owner[r, c] >= 0:
+                    continue
+                mine, theirs = 0, 0
+                for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+                    r2, c2 = r + dr, c + dc
+                    if 0 <= r2 < h and 0 <= c2 < w:
+                        o = owner[r2, c2]
+                        if o == 1:
+                            mine += 1
+                        elif o == 0:
+                            theirs += 1
+                if mine + theirs > 0:
+                    nxt[r, c] = 1 if mine > theirs else 0
+                    grew = True
+        if not grew:
+            break
+        owner[:, :] = nxt
+    for r in range(h):
+        for c in range(w):
+            out[r, c] = owner[r, c] == 1 and not valid[r, c]
+
+
+@nb.njit(cache=True)
+def extent_above(grid, tip):
+    """(count, mean x, mean y, min x, min y, max x, max y) of the samples of grid (h, w, 3)
+    at depth <= tip (NaN samples never are), metres."""
+    n = 0
+    sx = sy = 0.0
+    x0 = y0 = np.inf
+    x1 = y1 = -np.inf
+    for r in range(grid.shape[0]):
+        for c in range(grid.shape[1]):
+            if grid[r, c, 2] <= tip:
+                x, y = grid[r, c, 0], grid[r, c, 1]
+                n += 1
+                sx += x
+                sy += y
+                x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
+    return n, sx / max(n, 1), sy / max(n, 1), x0, y0, x1, y1

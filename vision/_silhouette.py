@@ -11,7 +11,7 @@ from drivers.camera import RGBDFrame
 
 from ._base import check_frame
 from ._camera import ray_axes
-from ._kernels import plane_grid, rasterise_surface
+from ._kernels import extent_above, plane_grid, rasterise_surface
 from ._types import ObjectMask, Silhouette, SupportPlane, check_mask
 
 # Share of an object's points taken as outliers when finding its first point along the
@@ -162,22 +162,19 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     k_top = int(TOP_PERCENTILE / 100.0 * (depth_along.size - 1))
     top = float(np.partition(depth_along, k_top)[k_top])
     tip = top + float(insertion_depth_m)
-    with np.errstate(invalid="ignore"):
-        above = grid[..., 2] <= tip  # NaN compares False
     if support is not None:
         # Stop the fingertips clearance_m above the support, on the approach line through the
         # object's centre: height(s) = n . (c + s a) + off decreases with s when n . a < 0.
         n_b, off_b = support.in_base(frame.T_base_camera)
         rate = float(n_b @ a)
         if rate < -1e-6:
-            centre = R[:, :2] @ grid[above][:, :2].mean(axis=0)
+            _, cx, cy, *_ = extent_above(grid, tip)
+            centre = R[:, :2] @ np.array([cx, cy])
             tip = max(top, min(tip, (clearance_m - off_b - float(n_b @ centre)) / rate))
-            with np.errstate(invalid="ignore"):
-                above = grid[..., 2] <= tip
-    xy = grid[above][:, :2]
+    _, _, _, x0, y0, x1, y1 = extent_above(grid, tip)
 
-    lo = xy.min(axis=0) - margin_m
-    size = np.ceil((xy.max(axis=0) + margin_m - lo) / m).astype(int) + 1
+    lo = np.array([x0, y0]) - margin_m
+    size = np.ceil((np.array([x1, y1]) + margin_m - lo) / m).astype(int) + 1
     shape = (int(size[1]), int(size[0]))
     max_step = MAX_STEP_FACTOR * max(spacing, m)
     target = _draw(grid, tip, lo, shape, m, max_step)

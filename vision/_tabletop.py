@@ -12,7 +12,8 @@ from drivers.camera import RGBDFrame
 
 from ._base import Segmenter, check_frame
 from ._camera import ray_axes, valid_depth
-from ._kernels import depth_cuts, height_classes, plane_inlier_counts
+from ._kernels import (claim_holes, component_stats, depth_cuts, height_classes,
+                       plane_inlier_counts, plane_moments, reassign_cuts)
 from ._types import ObjectMask, SupportPlane
 
 log = logging.getLogger(__name__)
@@ -35,17 +36,16 @@ def _plane_through(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray) -> tuple:
     return n, off, ok
 
 
-def _least_squares_plane(points: np.ndarray) -> tuple[np.ndarray, float]:
-    """Total-least-squares plane (unit normal towards the camera, offset) of (N, 3) points."""
-    c = points.mean(axis=0)
-    # The normal is the direction of least spread: the covariance's smallest eigenvector.
-    p = points - c
-    _, vecs = np.linalg.eigh(p.T @ p)
-    n = vecs[:, 0]
+def _refit(points: np.ndarray, n: np.ndarray, off: float, tol: float) -> tuple[np.ndarray, float] | None:
+    """Total-least-squares plane (unit normal towards the camera, offset) of the (N, 3) points
+    within tol of plane (n, off), or None with fewer than 3 of them."""
+    count, c, scatter = plane_moments(points, n, off, tol)
+    if count < 3:
+        return None
+    # The normal is the direction of least spread: the scatter's smallest eigenvector.
+    n = np.linalg.eigh(scatter)[1][:, 0]
     off = -float(n @ c)
-    if off < 0:
-        n, off = -n, -off
-    return n, off
+    return (-n, -off) if off < 0 else (n, off)
 
 
 def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iterations: int = 256,
@@ -93,10 +93,10 @@ def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iteration
     best = int(np.argmax(counts))
     n, off = normals[best], float(offsets[best])
     for _ in range(2):
-        inl = np.abs(pts @ n + off) < tolerance_m
-        if np.count_nonzero(inl) < 3:
+        fit = _refit(pts, n, off, tolerance_m)
+        if fit is None:
             break
-        n, off = _least_squares_plane(pts[inl])
+        n, off = fit
     dist = pts @ n + off
     inl = np.abs(dist) < tolerance_m
     n_in = int(np.count_nonzero(inl))
@@ -112,61 +112,24 @@ def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iteration
                         rms_m=float(np.sqrt(np.mean(dist[inl] ** 2))))
 
 
-def _reassign_cuts(labels: np.ndarray, depth: np.ndarray, cut: np.ndarray, jump_m: float,
-                   jump_ratio: float, passes: int = 2, steep_passes: int = 12) -> None:
-    """Give each cut pixel the label of its labelled 4-neighbour nearest in depth, in place.
-
-    The first passes take only neighbours on the same side of the discontinuity (depth
-    within the jump threshold); the steep passes then take the nearest in depth whatever the
-    step, so a wall seen at a grazing angle (a jump between every two pixels) grows from its
-    top rim and from its foot inwards, a pixel a pass.
-    """
-    h, w = labels.shape
-    rows, cols = np.nonzero(cut)
-    for k in range(passes + steep_passes):
-        if rows.size == 0:
-            return
-        z = depth[rows, cols]
-        tol = np.maximum(jump_m, jump_ratio * z) if k < passes else np.inf
-        best_lab = np.zeros(rows.size, np.int32)
-        best_dz = np.full(rows.size, np.inf, np.float32)
-        for dr, dc in _NEIGHBOURS:
-            r, c = rows + dr, cols + dc
-            inside = (r >= 0) & (r < h) & (c >= 0) & (c < w)
-            r, c = np.where(inside, r, rows), np.where(inside, c, cols)
-            lab = labels[r, c]
-            dz = np.abs(depth[r, c] - z)
-            better = inside & (lab > 0) & (dz <= tol) & (dz < best_dz)
-            best_lab = np.where(better, lab, best_lab)
-            best_dz = np.where(better, dz, best_dz)
-        done = best_lab > 0
-        if k >= passes and not done.any():
-            return
-        labels[rows[done], cols[done]] = best_lab[done]
-        rows, cols = rows[~done], cols[~done]
-
-
 def _fill_sensor_holes(mask: np.ndarray, valid: np.ndarray, box: tuple[int, int, int, int],
-                       max_px: float) -> None:
+                       max_px: int) -> None:
     """Add to ``mask`` (in place) the pixels without a depth reading that belong to it: those
-    within max_px of a reading whose nearest reading is the object's (the object's half of the
-    hole band a stereo camera leaves along depth steps), and every hole it encloses. Pixels
-    with a reading are never added (the table seen through a ring stays out).
-    box: (row0, row1, col0, col1) holding the mask and max_px around it."""
+    within max_px steps of a reading whose nearest readings are the object's (the object's
+    half of the hole band a stereo camera leaves along depth steps), and every hole it
+    encloses. Pixels with a reading are never added (the table seen through a ring stays
+    out). box: (row0, row1, col0, col1) holding the mask and max_px around it."""
     r0, r1, c0, c1 = box
     m = mask[r0:r1, c0:c1]
     ok = valid[r0:r1, c0:c1]
     if ok.all():
         return
-    # Nearest reading of every pixel: its label indexes the readings in row-major order.
-    dist, nearest = cv2.distanceTransformWithLabels((~ok).view(np.uint8), cv2.DIST_L2, 5,
-                                                    labelType=cv2.DIST_LABEL_PIXEL)
-    owner = m.ravel()[np.flatnonzero(ok.ravel())]
-    claim = ~ok & (dist <= max_px) & owner[np.maximum(nearest, 1) - 1]
+    claim = np.empty(m.shape, np.bool_)
+    claim_holes(m, ok, max_px, claim)
     m |= claim
     # Enclosed holes: flood the outside from a zero border; what stays unreached is inside.
     padded = np.pad(m.view(np.uint8), 1)
-    cv2.floodFill(padded, np.zeros((padded.shape[0] + 2, padded.shape[1] + 2), np.uint8), (0, 0), 1)
+    cv2.floodFill(padded, None, (0, 0), 1)
     m |= (padded[1:-1, 1:-1] == 0) & ~ok
 
 
@@ -183,8 +146,9 @@ class TabletopSegmenter(Segmenter):
        (depth² / (fx fy), metres²), must be in [min_area_m2, max_area_m2]. Smaller pieces
        within hole_claim_px of an object join it (a steep wall broken up by holes).
     5. Pixels without a reading join the object when it encloses them, or when they lie within
-       hole_claim_px of a reading and their nearest reading is the object's (stereo cameras
-       leave a band of holes along depth steps; the object gets its side of it).
+       hole_claim_px (4-connected steps) of a reading and their nearest readings are the
+       object's (stereo cameras leave a band of holes along depth steps; the object gets its
+       side of it).
 
     ObjectMask.label is None; confidence is the share of the mask's pixels with a depth
     reading. Masks come largest first (area in metres², not pixels). ``last_plane`` keeps the support plane of the last frame
@@ -198,7 +162,7 @@ class TabletopSegmenter(Segmenter):
                  jump_m: float = 0.012, jump_ratio: float = 0.02,
                  min_area_m2: float = 2e-4, max_area_m2: float = 0.25, min_seed_px: int = 20,
                  min_plane_fraction: float = 0.2, max_tilt_rad: float | None = math.radians(30.0),
-                 max_range_m: float = 5.0, hole_claim_px: float = 4.0,
+                 max_range_m: float = 5.0, hole_claim_px: int = 4,
                  ransac_iterations: int = 256, seed: int | None = 0):
         for key, v in (("plane_tolerance_m", plane_tolerance_m), ("min_height_m", min_height_m),
                        ("grow_height_m", grow_height_m), ("max_height_m", max_height_m),
@@ -206,8 +170,7 @@ class TabletopSegmenter(Segmenter):
                        ("max_range_m", max_range_m)):
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"TabletopSegmenter: {key} must be finite and > 0, got {v!r}")
-        for key, v in (("jump_ratio", jump_ratio), ("min_area_m2", min_area_m2),
-                       ("hole_claim_px", hole_claim_px)):
+        for key, v in (("jump_ratio", jump_ratio), ("min_area_m2", min_area_m2)):
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f"TabletopSegmenter: {key} must be finite and >= 0, got {v!r}")
         if not grow_height_m <= min_height_m < max_height_m:
@@ -219,9 +182,11 @@ class TabletopSegmenter(Segmenter):
         if not 0.0 < min_plane_fraction <= 1.0:
             raise ValueError(f"TabletopSegmenter: min_plane_fraction must be in (0, 1], got "
                              f"{min_plane_fraction!r}")
-        for key, v in (("min_seed_px", min_seed_px), ("ransac_iterations", ransac_iterations)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"TabletopSegmenter: {key} must be an integer >= 1, got {v!r}")
+        for key, v, least in (("min_seed_px", min_seed_px, 1),
+                              ("ransac_iterations", ransac_iterations, 1),
+                              ("hole_claim_px", hole_claim_px, 0)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                raise ValueError(f"TabletopSegmenter: {key} must be an integer >= {least}, got {v!r}")
         self.plane_tolerance_m = float(plane_tolerance_m)
         self.min_height_m = float(min_height_m)
         self.grow_height_m = float(grow_height_m)
@@ -234,7 +199,7 @@ class TabletopSegmenter(Segmenter):
         self.min_plane_fraction = float(min_plane_fraction)
         self.max_tilt_rad = max_tilt_rad
         self.max_range_m = float(max_range_m)
-        self.hole_claim_px = float(hole_claim_px)
+        self.hole_claim_px = hole_claim_px
         self.ransac_iterations = ransac_iterations
         self.seed = seed
         self.last_plane: SupportPlane | None = None
@@ -274,17 +239,16 @@ class TabletopSegmenter(Segmenter):
             return []
 
         cut = np.empty(shape, np.uint8)
-        depth_cuts(depth, cand, self.jump_m, self.jump_ratio, cut)
+        rows, cols = np.empty(depth.size, np.int64), np.empty(depth.size, np.int64)
+        n_cut = depth_cuts(depth, cand, self.jump_m, self.jump_ratio, cut, rows, cols)
         cut = cut.view(np.bool_)
-        n_lab, labels, stats, _ = cv2.connectedComponentsWithStats(
-            (cand & ~cut).view(np.uint8), connectivity=4, ltype=cv2.CV_32S)
-        _reassign_cuts(labels, depth, cut, self.jump_m, self.jump_ratio)
-
-        labelled = labels > 0
-        lab = labels[labelled]
-        z = depth[labelled].astype(np.float64)
-        area = np.bincount(lab, weights=z * z / (intr.fx * intr.fy), minlength=n_lab)
-        seeds = np.bincount(labels[seed & labelled], minlength=n_lab)
+        n_lab, labels = cv2.connectedComponents((cand & ~cut).view(np.uint8), connectivity=4,
+                                                ltype=cv2.CV_32S)
+        # Cut pixels rejoin the side they belong to; then a wall seen at a grazing angle (a
+        # jump between every two pixels) grows from its rim and its foot, a pixel a pass.
+        reassign_cuts(labels, depth, rows[:n_cut], cols[:n_cut], self.jump_m, self.jump_ratio,
+                      2, 12)
+        area, seeds, boxes = component_stats(labels, depth, seed, n_lab, 1.0 / (intr.fx * intr.fy))
         keep = (seeds >= self.min_seed_px) & (area >= self.min_area_m2) & (area <= self.max_area_m2)
         keep[0] = False
         kept = np.flatnonzero(keep)
@@ -298,14 +262,14 @@ class TabletopSegmenter(Segmenter):
         # join the first object, largest first, that lies within hole_claim_px of them.
         spare = ~keep
         spare[0] = False
-        claim = int(math.ceil(self.hole_claim_px))
+        claim = self.hole_claim_px
         reach = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * claim + 1, 2 * claim + 1))
         out = []
         for k in kept[np.argsort(-area[kept], kind="stable")]:
-            # The component's box before cut pixels rejoined it: they lie within a pixel of it.
-            x0, y0, bw, bh = stats[k, :4]
+            # Room around the component for the pieces and holes it may take in.
             grow = 2 + 2 * claim
-            box = (max(0, y0 - grow), min(h, y0 + bh + grow), max(0, x0 - grow), min(w, x0 + bw + grow))
+            r0, r1, c0, c1 = boxes[k]
+            box = (max(0, r0 - grow), min(h, r1 + grow), max(0, c0 - grow), min(w, c1 + grow))
             sub = labels[box[0]:box[1], box[2]:box[3]]
             own = sub == k
             touched = np.bincount(sub[cv2.dilate(own.view(np.uint8), reach).view(np.bool_) & ~own],
@@ -316,7 +280,7 @@ class TabletopSegmenter(Segmenter):
                 spare &= ~near
             mask = np.zeros((h, w), np.bool_)
             mask[box[0]:box[1], box[2]:box[3]] = own
-            _fill_sensor_holes(mask, valid, box, self.hole_claim_px)
+            _fill_sensor_holes(mask, valid, box, claim)
             crop = mask[box[0]:box[1], box[2]:box[3]]
             conf = np.count_nonzero(crop & valid[box[0]:box[1], box[2]:box[3]]) / np.count_nonzero(crop)
             out.append(ObjectMask(mask=mask, label=None, confidence=conf, backend=self.name))
