@@ -16,7 +16,9 @@ from drivers.camera import intrinsics_from_fov, look_at
 from vision import Silhouette, TabletopSegmenter, silhouette
 
 YCB_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ycb"
-MIN_VISIBLE_PX = 200  # an object showing fewer pixels (cut by the image border) is not counted
+# Objects counted: fully in view (touching no image border; the camera cannot see the rest
+# of one cut off by the border) and showing at least MIN_VISIBLE_PX pixels.
+MIN_VISIBLE_PX = 200
 VIEWS = {"straight-down": ((0.0, 0.0, 0.70), (0.0, 0.0, 0.0)),
          "oblique": ((0.45, 0.15, 0.55), (0.0, 0.0, 0.0))}
 
@@ -73,9 +75,10 @@ def iou(a: np.ndarray, b: np.ndarray) -> float:
 
 @dataclass
 class FrameResult:
-    """Figures of one frame. Per counted ground-truth object (>= MIN_VISIBLE_PX visible):
+    """Figures of one frame. Per counted ground-truth object (see MIN_VISIBLE_PX):
     its best segmentation IoU and, when found (IoU >= 0.5), the IoU of the silhouette of its
-    mask with its true footprint (NaN otherwise). extra : masks matching no object.
+    mask with its true footprint (NaN otherwise). extra : masks matching no object at all
+    (IoU < 0.5 with every instance, counted or not: a fragment or a phantom).
     vision_s : segmentation plus every mask's silhouette, seconds."""
 
     seed: int
@@ -104,19 +107,22 @@ def evaluate(scene, frame, segmenter=None, *, seed: int = 0, view: str = "",
     vision_s = time.perf_counter() - t0
 
     res = FrameResult(seed, view, [], vision_s=vision_s)
-    matched = set()
+    n = len(scene.object_names)
+    # Each mask's best IoU with any instance (the one holding most of its pixels).
+    owners = [np.bincount(frame.instance_ids[m.mask], minlength=n + 1).argmax() for m in masks]
+    res.extra = sum(k == 0 or iou(m.mask, frame.instance_ids == k) < 0.5
+                    for m, k in zip(masks, owners))
     for k, name in enumerate(scene.object_names, start=1):
         gt = frame.instance_ids == k
-        if np.count_nonzero(gt) < MIN_VISIBLE_PX:
+        border = gt[0].any() or gt[-1].any() or gt[:, 0].any() or gt[:, -1].any()
+        if border or np.count_nonzero(gt) < MIN_VISIBLE_PX:
             continue
         scores = [iou(m.mask, gt) for m in masks]
         best = int(np.argmax(scores)) if scores else -1
         res.names.append(name)
         res.seg_iou.append(scores[best] if scores else 0.0)
         if scores and scores[best] >= 0.5:
-            matched.add(best)
             res.sil_iou.append(iou(sils[best].target, true_footprint(scene, k, sils[best])))
         else:
             res.sil_iou.append(float("nan"))
-    res.extra = len(masks) - len(matched)
     return res
