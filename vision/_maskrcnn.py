@@ -28,17 +28,17 @@ _CLASS_KEY = "roi_heads.box_predictor.cls_score.weight"
 
 
 def build_maskrcnn(architecture: str, num_classes: int, *, min_size: int = 800,
-                   max_size: int = 1333) -> MaskRCNN:
+                   max_size: int = 1333, max_detections: int = 100) -> MaskRCNN:
     """An untrained torchvision Mask R-CNN (no weights fetched) of a named architecture:
     "resnet50_fpn" and "resnet50_fpn_v2" are torchvision's maskrcnn_resnet50_fpn(_v2);
     "resnet18_fpn" and "resnet34_fpn" are MaskRCNN on resnet_fpn_backbone. num_classes counts
-    the background class 0. Train it, then save ``{"state_dict": model.state_dict(),
+    the background class 0; max_detections caps the instances per image. Train it, then save ``{"state_dict": model.state_dict(),
     "architecture": ..., "num_classes": ..., "class_names": [...]}`` with torch.save."""
     if architecture not in ARCHITECTURES:
         raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}, got {architecture!r}")
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
         raise ValueError(f"num_classes must be an integer >= 2 (background included), got {num_classes!r}")
-    sizes = dict(min_size=min_size, max_size=max_size)
+    sizes = dict(min_size=min_size, max_size=max_size, box_detections_per_img=max_detections)
     if architecture == "resnet50_fpn":
         return maskrcnn_resnet50_fpn(weights=None, weights_backbone=None, num_classes=num_classes, **sizes)
     if architecture == "resnet50_fpn_v2":
@@ -76,7 +76,8 @@ class MaskRCNNSegmenter(Segmenter):
         comes from the state dict's box predictor. class_names[k] names class k (0 is the
         background). score_threshold : detections scoring below it are dropped.
         mask_threshold : mask probability above which a pixel belongs to the instance.
-        min_size, max_size : the network's input resize (pixels). device : torch device.
+        min_size, max_size : the network's input resize (pixels). max_detections : most
+        instances kept per frame. device : torch device.
 
     ObjectMask.label is the class name (or the class index as text), confidence the detection
     score. A file that does not fit the architecture is a WeightsError naming the file.
@@ -87,7 +88,8 @@ class MaskRCNNSegmenter(Segmenter):
     def __init__(self, weights_path: str | Path, *, architecture: str | None = None,
                  num_classes: int | None = None, class_names: Sequence[str] | None = None,
                  score_threshold: float = 0.5, mask_threshold: float = 0.5,
-                 min_size: int = 800, max_size: int = 1333, device: str = "cpu"):
+                 min_size: int = 800, max_size: int = 1333, max_detections: int = 100,
+                 device: str = "cpu"):
         for key, v in (("score_threshold", score_threshold), ("mask_threshold", mask_threshold)):
             if not (isinstance(v, (int, float)) and math.isfinite(v) and 0.0 <= v <= 1.0):
                 raise ValueError(f"MaskRCNNSegmenter: {key} must be in [0, 1], got {v!r}")
@@ -102,11 +104,8 @@ class MaskRCNNSegmenter(Segmenter):
                 raise WeightsError(f"{str(path)!r}: no {_CLASS_KEY!r} in the state dict, so it is "
                                    f"not a Mask R-CNN; is it the right file?")
             num_classes = int(w.shape[0])
-        names = class_names if class_names is not None else meta.get("class_names")
-        if names is not None and len(names) != num_classes:
-            raise ValueError(f"MaskRCNNSegmenter: class_names has {len(names)} names for "
-                             f"{num_classes} classes (background included) in {str(path)!r}")
-        model = build_maskrcnn(arch, int(num_classes), min_size=min_size, max_size=max_size)
+        model = build_maskrcnn(arch, int(num_classes), min_size=min_size, max_size=max_size,
+                               max_detections=max_detections)
         try:
             model.load_state_dict(state, strict=True)
         except RuntimeError as exc:
@@ -114,6 +113,10 @@ class MaskRCNNSegmenter(Segmenter):
             raise WeightsError(
                 f"{str(path)!r} does not fit Mask R-CNN {arch!r} with num_classes={num_classes}: "
                 f"{' '.join(first[:3])[:600]}") from exc
+        names = class_names if class_names is not None else meta.get("class_names")
+        if names is not None and len(names) != num_classes:
+            raise ValueError(f"MaskRCNNSegmenter: class_names has {len(names)} names for "
+                             f"{num_classes} classes (background included) in {str(path)!r}")
         self.weights_path = path
         self.architecture = arch
         self.num_classes = int(num_classes)
