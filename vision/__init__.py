@@ -6,7 +6,6 @@ imported on first use: ``import vision`` does not load torch.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from ._base import Segmenter

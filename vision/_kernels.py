@@ -220,10 +220,12 @@ def plane_grid(depth, mask, rx, ry, M, b, grid, steps):
             if not mask[r, c]:
                 continue
             if c + 1 < w and mask[r, c + 1]:
-                steps[n] = (grid[r, c + 1, 0] - grid[r, c, 0]) ** 2 + (grid[r, c + 1, 1] - grid[r, c, 1]) ** 2
+                dx, dy = grid[r, c + 1, 0] - grid[r, c, 0], grid[r, c + 1, 1] - grid[r, c, 1]
+                steps[n] = dx * dx + dy * dy
                 n += 1
             if r + 1 < h and mask[r + 1, c]:
-                steps[n] = (grid[r + 1, c, 0] - grid[r, c, 0]) ** 2 + (grid[r + 1, c, 1] - grid[r, c, 1]) ** 2
+                dx, dy = grid[r + 1, c, 0] - grid[r, c, 0], grid[r + 1, c, 1] - grid[r, c, 1]
+                steps[n] = dx * dx + dy * dy
                 n += 1
     return n
 

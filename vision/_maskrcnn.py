@@ -32,20 +32,25 @@ def build_maskrcnn(architecture: str, num_classes: int, *, min_size: int = 800,
     """An untrained torchvision Mask R-CNN (no weights fetched) of a named architecture:
     "resnet50_fpn" and "resnet50_fpn_v2" are torchvision's maskrcnn_resnet50_fpn(_v2);
     "resnet18_fpn" and "resnet34_fpn" are MaskRCNN on resnet_fpn_backbone. num_classes counts
-    the background class 0; max_detections caps the instances per image. Train it, then save ``{"state_dict": model.state_dict(),
-    "architecture": ..., "num_classes": ..., "class_names": [...]}`` with torch.save."""
+    the background class 0; max_detections caps the instances per image. Train it, then save
+    ``{"state_dict": model.state_dict(), "architecture": ..., "num_classes": ...,
+    "class_names": [...]}`` with torch.save."""
     if architecture not in ARCHITECTURES:
-        raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}, got {architecture!r}")
+        raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}, "
+                         f"got {architecture!r}")
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-        raise ValueError(f"num_classes must be an integer >= 2 (background included), got {num_classes!r}")
-    sizes = dict(min_size=min_size, max_size=max_size, box_detections_per_img=max_detections)
+        raise ValueError(f"num_classes must be an integer >= 2 (background included), "
+                         f"got {num_classes!r}")
+    # weights=None and weights_backbone=None: nothing is fetched from a hub, ever.
+    kwargs = dict(num_classes=num_classes, min_size=min_size, max_size=max_size,
+                  box_detections_per_img=max_detections)
     if architecture == "resnet50_fpn":
-        return maskrcnn_resnet50_fpn(weights=None, weights_backbone=None, num_classes=num_classes, **sizes)
+        return maskrcnn_resnet50_fpn(weights=None, weights_backbone=None, **kwargs)
     if architecture == "resnet50_fpn_v2":
-        return maskrcnn_resnet50_fpn_v2(weights=None, weights_backbone=None, num_classes=num_classes, **sizes)
+        return maskrcnn_resnet50_fpn_v2(weights=None, weights_backbone=None, **kwargs)
     backbone = resnet_fpn_backbone(backbone_name=architecture.split("_")[0], weights=None,
                                    trainable_layers=5)
-    return MaskRCNN(backbone, num_classes=num_classes, **sizes)
+    return MaskRCNN(backbone, **kwargs)
 
 
 def _read_checkpoint(path: Path) -> tuple[Mapping[str, Any], dict[str, Any]]:

@@ -148,7 +148,8 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                         ("clearance_m", clearance_m, 0.0)):
         ok = isinstance(v, (int, float)) and math.isfinite(v) and (v >= lo if lo is not None else v > 0)
         if not ok:
-            raise ValueError(f"{name} must be finite and {'>= 0' if lo is not None else '> 0'}, got {v!r}")
+            bound = ">= 0" if lo is not None else "> 0"
+            raise ValueError(f"{name} must be finite and {bound}, got {v!r}")
     m = float(metres_per_px)
 
     R_bc = frame.T_base_camera[:3, :3]

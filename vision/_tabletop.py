@@ -151,8 +151,8 @@ class TabletopSegmenter(Segmenter):
        side of it).
 
     ObjectMask.label is None; confidence is the share of the mask's pixels with a depth
-    reading. Masks come largest first (area in metres², not pixels). ``last_plane`` keeps the support plane of the last frame
-    (camera frame), or None.
+    reading. Masks come largest first (area in metres², not pixels). ``last_plane`` keeps the
+    support plane of the last frame (camera frame), or None.
     """
 
     name = "tabletop"

@@ -121,7 +121,8 @@ class Silhouette:
         check_mask(self.target, "Silhouette.target", self.image.shape)
         m = float(self.metres_per_px)
         if not (math.isfinite(m) and m > 0):
-            raise ValueError(f"Silhouette.metres_per_px must be finite and > 0, got {self.metres_per_px!r}")
+            raise ValueError(f"Silhouette.metres_per_px must be finite and > 0, "
+                             f"got {self.metres_per_px!r}")
         self.metres_per_px = m
         self.T_base_plane = check_pose(self.T_base_plane, "Silhouette.T_base_plane")
 

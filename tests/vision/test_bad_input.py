@@ -89,7 +89,8 @@ def box_frame():
     (dict(insertion_depth_m=-0.01), r"insertion_depth_m must be finite and >= 0, got -0.01"),
     (dict(metres_per_px=0.0), r"metres_per_px must be finite and > 0, got 0.0"),
     (dict(margin_m=float("inf")), r"margin_m must be finite and >= 0, got inf"),
-    (dict(obstacles=np.zeros((10, 10), bool)), r"obstacles must have shape \(120, 160\), got \(10, 10\)"),
+    (dict(obstacles=np.zeros((10, 10), bool)),
+     r"obstacles must have shape \(120, 160\), got \(10, 10\)"),
     (dict(x_axis=(0.0, 0.0, 0.0)), r"x_axis must not be zero"),
 ])
 def test_bad_silhouette_arguments_are_named(box_frame, kwargs, message):

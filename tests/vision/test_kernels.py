@@ -219,11 +219,13 @@ def reference_raster(grid, tip, x0, y0, inv_m, max_step, shape):
         tri = [np.stack([u[i:u.shape[0] - 1 + i, j:u.shape[1] - 1 + j][q],
                          v[i:v.shape[0] - 1 + i, j:v.shape[1] - 1 + j][q]], 1) for i, j in (a, b, c)]
         A, B, C = (t[:, None, None, :] for t in tri)
-        area = (B[..., 0] - A[..., 0]) * (C[..., 1] - A[..., 1]) - (B[..., 1] - A[..., 1]) * (C[..., 0] - A[..., 0])
+        area = ((B[..., 0] - A[..., 0]) * (C[..., 1] - A[..., 1])
+                - (B[..., 1] - A[..., 1]) * (C[..., 0] - A[..., 0]))
         s = np.sign(area)
 
         def edge(P, Q):
-            return s * ((Q[..., 0] - P[..., 0]) * (cr - P[..., 1]) - (Q[..., 1] - P[..., 1]) * (cc - P[..., 0]))
+            return s * ((Q[..., 0] - P[..., 0]) * (cr - P[..., 1])
+                        - (Q[..., 1] - P[..., 1]) * (cc - P[..., 0]))
         inside = (area != 0) & (edge(A, B) >= 0) & (edge(B, C) >= 0) & (edge(C, A) >= 0)
         out |= inside.any(axis=0)
     drawn = np.zeros((ok.shape[0] + 1, ok.shape[1] + 1), bool)
