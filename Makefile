@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 # Extras the tests need (see pyproject.toml). torch-based parts install with the `learned` extra.
-TEST_EXTRAS ?= dev,gripper,sim
+TEST_EXTRAS ?= dev,gripper,sim,ray
 BIN := $(VENV)/bin
 
 .PHONY: install run test bench clean
