@@ -11,6 +11,7 @@ import sys
 SUBCOMMANDS = {
     "score": "onboard._cli_score",
     "gripper": "onboard._cli_gripper",
+    "record": "onboard._cli_record",
 }
 
 
