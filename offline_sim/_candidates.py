@@ -59,7 +59,8 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     Approaches: the 6 directions along the object's principal axes of inertia (through the
     centre of mass) first, then the inward normals at n_normals surface points sampled by rays
     from random directions, in a seeded random order. Each approach gets n_rolls rolls about
-    it (evenly spaced over pi, random offset) and each depth in depths_m (default: the hand's
+    it (evenly spaced over pi; from the next principal axis for an axis approach, from a random
+    offset otherwise) and each depth in depths_m (default: the hand's
     grasp_depth_m). A candidate whose hand penetrates the object or the table by more than
     collision_tolerance_m at the start (MuJoCo's contacts) is left out, so fewer than n may
     come back. Same world and seed, same candidates.
@@ -76,19 +77,27 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     com = d.xipos[world.object_body].copy()
     R_inertia = d.ximat[world.object_body].reshape(3, 3)
 
-    # (outward direction in world, ray target, source): principal axes through the COM, then
+    # (outward direction in world, source, closing axis to align): principal axes through the COM;
     # random directions aimed at the COM whose surface normal becomes the approach
-    rays = [(s * R_inertia[:, k], SOURCE_PRINCIPAL_AXIS) for k in range(3) for s in (1.0, -1.0)]
+    # random directions aimed at the COM whose surface normal becomes the approach; along a
+    # principal axis the rolls start with the closing direction on the next principal axis
+    # (a box's faces squarely between the fingers), elsewhere at a random offset
+    rays = [(s * R_inertia[:, k], SOURCE_PRINCIPAL_AXIS, R_inertia[:, (k + 1) % 3])
+            for k in range(3) for s in (1.0, -1.0)]
     dirs = rng.normal(size=(n_normals, 3))
-    rays += [(v / np.linalg.norm(v), SOURCE_SURFACE_NORMAL) for v in dirs]
+    rays += [(v / np.linalg.norm(v), SOURCE_SURFACE_NORMAL, None) for v in dirs]
     pool = []
-    for outward, source in rays:
+    for outward, source, x_axis in rays:
         hit = _surface_hit(world, outward, com)
         if hit is None:
             continue
         point, normal = hit
         approach = -outward if source == SOURCE_PRINCIPAL_AXIS else -normal
-        offset = rng.uniform(0.0, math.pi / n_rolls)
+        if x_axis is None:
+            offset = rng.uniform(0.0, math.pi / n_rolls)
+        else:
+            R0 = frame_from_approach(approach, 0.0)
+            offset = math.atan2(x_axis @ R0[:, 1], x_axis @ R0[:, 0])
         for r in range(n_rolls):
             for depth in depths:
                 pool.append((point, approach, depth, offset + r * math.pi / n_rolls, source))
