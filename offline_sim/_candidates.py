@@ -60,8 +60,8 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     centre of mass) first, then the inward normals at n_normals surface points sampled by rays
     from random directions, in a seeded random order. Each approach gets n_rolls rolls about
     it (evenly spaced over pi; from the next principal axis for an axis approach, from a random
-    offset otherwise) and each depth in depths_m (default: the hand's
-    grasp_depth_m). A candidate whose hand penetrates the object or the table by more than
+    offset otherwise) and each depth in depths_m (default: the hand's grasp_depth_m, half of it
+    and 0). A candidate whose hand penetrates the object or the table by more than
     collision_tolerance_m at the start (MuJoCo's contacts) is left out, so fewer than n may
     come back. Same world and seed, same candidates.
     """
@@ -69,7 +69,10 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
     if n_rolls < 1 or n_normals < 0:
         raise ValueError(f"n_rolls must be >= 1 and n_normals >= 0, got {n_rolls!r} and {n_normals!r}")
-    depths = (world.hand.grasp_depth_m,) if depths_m is None else tuple(float(x) for x in depths_m)
+    g = world.hand.grasp_depth_m
+    # default depths: the hand's nominal one, half of it and the TCP on the surface (a short
+    # object leaves the long fingers of a three-finger hand no room for the nominal depth)
+    depths = (g, 0.5 * g, 0.0) if depths_m is None else tuple(float(x) for x in depths_m)
     rng = np.random.default_rng(seed)
     d = world.data
     place_hand(world, pose(np.eye(3), (0.0, 0.0, 10.0)))  # hand far away, object resting

@@ -45,7 +45,9 @@ class SimSettings:
 
     timestep_s: float = 0.002
     impratio: float = 10.0
-    close_max_s: float = 0.8        # closing ends earlier once every drive stalls (Kim §III-A)
+    # closing ends earlier once every drive stalls (Kim §III-A); a BH8 finger past its
+    # breakaway keeps curling its distal link until this cap, so the cap bounds most trials
+    close_max_s: float = 0.6
     stall_torque_fraction: float = 0.95  # a drive at this fraction of τm has (nearly) stopped
     lift_height_m: float = 0.06     # above measure C's 5 cm: an object left behind scores 0
     lift_duration_s: float = 0.4
@@ -60,10 +62,15 @@ class SimSettings:
     area_contact_min_m: float = 0.002  # spread (RMS, across the line) of a link's contact points
     area_contact_counts_two: bool = True
     record_every: int = 10          # steps between samples of the recorded trajectory
+    # Period of the controller (Kim eq. 1 and the lift profile), rounded to whole steps. The
+    # speed law's torque rises with time constants of 30 ms and more (τm over servo stiffness
+    # times v0), so 250 Hz follows it, and MuJoCo runs two 2 ms steps per Python call. Set in
+    # seconds so that halving the timestep leaves the controller as it was.
+    control_period_s: float = 0.004
     drop_distance_m: float = 0.15   # object COM this far from the TCP: dropped, stop early
 
     def __post_init__(self) -> None:
-        for name in ("timestep_s", "impratio", "close_max_s", "lift_duration_s", "deviation_limit_m",
+        for name in ("timestep_s", "impratio", "close_max_s", "control_period_s", "lift_duration_s", "deviation_limit_m",
                      "deviation_limit_rad", "drop_distance_m"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
@@ -444,6 +451,8 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
     place_hand(world, T_object_hand, preshape, settings)
     m, d, s = world.model, world.data, settings
     dt = s.timestep_s
+    k_ctrl = max(1, round(s.control_period_s / dt))
+    dt_ctrl = k_ctrl * dt  # the controller's period
     shake_dir = np.array([0.0, 0.0, 1.0])
     if seed is not None:
         v = np.random.default_rng(seed).normal(size=3)
@@ -499,7 +508,7 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
             else:
                 v = 1.0 - worst[dr]
             i = ids_l[k]
-            c = ctrl_arr[i] + spd_l[k] * v * dt
+            c = ctrl_arr[i] + spd_l[k] * v * dt_ctrl
             c = lo_l[k] if c < lo_l[k] else hi_l[k] if c > hi_l[k] else c
             ctrl_arr[i] = c
             if closing and v > stall_s and not (c >= hi_l[k] if sgn_l[k] > 0 else c <= lo_l[k]):
@@ -512,10 +521,10 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
     # closing
     while t < s.close_max_s:
         stalled = drive_step(True)
-        mujoco.mj_step(m, d)
-        step += 1
-        t += dt
-        if step % s.record_every == 0:
+        mujoco.mj_step(m, d, k_ctrl)
+        step += k_ctrl
+        t += dt_ctrl
+        if step % s.record_every < k_ctrl:
             times.append(t)
             traj.append(T_hand_obj())
         if stalled and t > 0.05:  # the first steps of a servo have no torque yet
@@ -531,23 +540,23 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
     hold_samples: dict[int, list] = {}
     n_hold = 0
     dropped = False
-    while t < t_end - 0.5 * dt:
+    while t < t_end - 0.5 * dt_ctrl:
         if t < t_hold0:
             d.ctrl[z_axis] = _trapezoid(t - t_lift0, s.lift_height_m, s.lift_duration_s, s.lift_ramp_s)
         elif t >= t_shake0:
             w = s.shake_amplitude_m * math.sin(2.0 * math.pi * s.shake_frequency_hz * (t - t_shake0))
             d.ctrl[world.carrier_actuators] = w * shake_dir + (0.0, 0.0, s.lift_height_m)
         drive_step(False)
-        mujoco.mj_step(m, d)
-        step += 1
-        t += dt
-        if step % s.record_every == 0:
+        mujoco.mj_step(m, d, k_ctrl)
+        step += k_ctrl
+        t += dt_ctrl
+        if step % s.record_every < k_ctrl:
             times.append(t)
             traj.append(T_hand_obj())
             if np.linalg.norm(com_in_hand() - com_ref) > s.drop_distance_m:
                 dropped = True
                 break
-        if t_hold0 <= t < t_shake0 and step % s.hold_sample_every == 0:
+        if t_hold0 <= t < t_shake0 and step % s.hold_sample_every < k_ctrl:
             T_ow = invert(pose(d.xmat[world.object_body].reshape(3, 3), d.xpos[world.object_body]))
             (links, pos, nrm, frc), _ = _object_contacts(world, T_ow, True)
             n_hold += 1

@@ -62,9 +62,9 @@ def jaw_box():
 
 
 def test_candidates_are_collision_free_rotations_along_their_approach(jaw_box):
-    c = pregrasp_candidates(jaw_box, 24, seed=2)
-    assert len(c) == 24 and c.T_object_hand.shape == (24, 4, 4)
-    assert c.approach.shape == (24, 3) and c.preshape.shape == (24, 0)
+    c = pregrasp_candidates(jaw_box, 80, seed=2)
+    assert len(c) == 80 and c.T_object_hand.shape == (80, 4, 4)
+    assert c.approach.shape == (80, 3) and c.preshape.shape == (80, 0)
     for T, a in zip(c.T_object_hand, c.approach):
         np.testing.assert_allclose(T[:3, :3].T @ T[:3, :3], np.eye(3), atol=1e-9)
         np.testing.assert_allclose(T[:3, 2], a, atol=1e-9)
@@ -74,13 +74,15 @@ def test_candidates_are_collision_free_rotations_along_their_approach(jaw_box):
     src = c.source.tolist()
     assert src[:src.index(SOURCE_SURFACE_NORMAL)] == [SOURCE_PRINCIPAL_AXIS] * src.index(SOURCE_SURFACE_NORMAL)
     assert not np.any(c.approach[:, 2] > 0.99)  # nothing from under the table
-    assert np.all(np.isin(c.depth_m, [jaw_box.hand.grasp_depth_m]))
+    g = jaw_box.hand.grasp_depth_m
+    assert set(np.round(c.depth_m, 9)) <= {round(g, 9), round(0.5 * g, 9), 0.0}
 
 
 def test_candidates_are_seeded(jaw_box):
-    a = pregrasp_candidates(jaw_box, 10, seed=5)
-    b = pregrasp_candidates(jaw_box, 10, seed=5)
-    c = pregrasp_candidates(jaw_box, 10, seed=6)
+    # past the (seed-free) principal-axis candidates, the sampled normals follow the seed
+    a = pregrasp_candidates(jaw_box, 80, seed=5)
+    b = pregrasp_candidates(jaw_box, 80, seed=5)
+    c = pregrasp_candidates(jaw_box, 80, seed=6)
     np.testing.assert_array_equal(a.T_object_hand, b.T_object_hand)
     assert not np.array_equal(a.T_object_hand, c.T_object_hand)
 
@@ -96,7 +98,7 @@ def test_candidates_with_depths_and_rolls_and_none(jaw_box):
 
 
 def test_some_top_down_candidate_lifts_the_box(jaw_box):
-    c = pregrasp_candidates(jaw_box, 12, seed=0, n_normals=0, n_rolls=4)
+    c = pregrasp_candidates(jaw_box, 1000, seed=0, n_normals=0, n_rolls=4)
     top = [T for T, a in zip(c.T_object_hand, c.approach) if a[2] < -0.99]
     assert top
     assert max(simulate_grasp(jaw_box, T).measure_b for T in top) == 1.0
