@@ -1,7 +1,7 @@
 """Dynamic grasp simulations per second, per hand and object, in one process.
 
 Each row compiles one GraspWorld (not timed: once per object and hand), takes collision-free
-candidates from pregrasp_candidates and simulates every one with the default SimSettings (2 ms
+candidates from pregrasp_candidates and simulates every one with the default SimSettings (3 ms
 step, closing up to 0.6 s, 0.4 s lift, 0.2 s hold, no shake), after two untimed warm-up runs.
 The mesh row uses a convex 32-sided prism written as an OBJ (one convex piece: the stand-in for a
 decomposed mesh until the mesh pipeline lands). Baselines: Kim et al. ran 100,000 simulations in

@@ -5,17 +5,20 @@ and reused for every trial: a trial resets MjData and moves the hand's mount in 
 which costs microseconds, where compiling costs tens of milliseconds.
 
 Solver settings (SimSettings and the MJCF below), and why:
-- timestep 2 ms: the stiffest element is the servo of a finger (kp with armature) at about
-  100 rad/s, so ω·dt ≈ 0.2, well inside the stable range; the tests check that halving it
-  changes nothing that matters (B equal, C within a tolerance).
+- timestep 3 ms: the stiffest elements, the servos of the fingers (kp over armature + link)
+  and of the carrier, sit at 80-210 rad/s, so ω·dt <= 0.65, inside the stable range with
+  their damping integrated implicitly. Against 1 ms runs of 15 candidates per hand, 3 ms gave
+  the same measure B as 2 ms and 1.5 ms did (three-finger 14/15, underactuated 15/15, jaw
+  15/15; mean |ΔC| <= 0.015) at 1.5 times the speed of 2 ms; the tests check that halving it
+  changes nothing that matters (B equal, C within a tolerance) for every hand.
 - integrator implicitfast: the servo and joint damping are integrated implicitly, which is
   what keeps stiff position servos stable at a large step, and it is cheaper than implicit.
 - cone elliptic + impratio 10: elliptic cones model Coulomb friction without the pyramid's
   anisotropy, and a high impratio makes the friction constraints harder than the normal ones,
   which stops the slow creep (slip) of a held object that soft friction would give. MuJoCo's
   documentation recommends exactly this pair for grasping.
-- contact solref (0.004, 1): a time constant of twice the timestep (the least MuJoCo allows
-  without instability) with critical damping: stiff, non-bouncing contacts.
+- contact solref (0.006, 1) (SOLREF in _hands): a time constant of twice the timestep (the
+  least MuJoCo allows without instability) with critical damping: stiff, non-bouncing.
   solimp (0.95, 0.99, 1 mm): impedance near 1 so penetration stays under a millimetre.
 - friction 1.0 sliding (rubber-like pads), 0.005 torsional, 1e-4 rolling; condim 3. The
   table is 0.8. MuJoCo takes the larger friction of two touching geoms.
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._frames import invert, matrix_to_quat, pose, rotation_angle
-from ._hands import HandModel
+from ._hands import SOLREF, HandModel
 from ._tabletop import ObjectSpec, _geom_xml, support_points
 
 OBJECT_GEOM_GROUP = 5  # object geoms live in this group so that rays see only the object
@@ -43,7 +46,7 @@ HAND_CONTYPE, HAND_CONAFFINITY = 2, 1
 class SimSettings:
     """Durations (s), lift and shake (m, Hz), limits of Kim measure C and solver options."""
 
-    timestep_s: float = 0.002
+    timestep_s: float = 0.003
     impratio: float = 10.0
     # closing ends earlier once every drive stalls (Kim §III-A); a BH8 finger past its
     # breakaway keeps curling its distal link until this cap, so the cap bounds most trials
@@ -53,7 +56,7 @@ class SimSettings:
     lift_duration_s: float = 0.4
     lift_ramp_s: float = 0.1        # acceleration and deceleration time of the trapezoid
     hold_s: float = 0.2             # BLEM diagnostics are taken over the hold
-    hold_sample_every: int = 5      # steps between BLEM samples (100 Hz at 2 ms)
+    hold_sample_every: int = 4      # steps between BLEM samples (83 Hz at 3 ms)
     shake_s: float = 0.3
     shake_amplitude_m: float = 0.01
     shake_frequency_hz: float = 5.0
@@ -64,9 +67,9 @@ class SimSettings:
     record_every: int = 10          # steps between samples of the recorded trajectory
     # Period of the controller (Kim eq. 1 and the lift profile), rounded to whole steps. The
     # speed law's torque rises with time constants of 30 ms and more (τm over servo stiffness
-    # times v0), so 250 Hz follows it, and MuJoCo runs two 2 ms steps per Python call. Set in
+    # times v0), so 166 Hz follows it, and MuJoCo runs two 3 ms steps per Python call. Set in
     # seconds so that halving the timestep leaves the controller as it was.
-    control_period_s: float = 0.004
+    control_period_s: float = 0.006
     drop_distance_m: float = 0.15   # object COM this far from the TCP: dropped, stop early
 
     def __post_init__(self) -> None:
@@ -178,13 +181,13 @@ def _world_xml(obj: ObjectSpec, z: float, quat: np.ndarray) -> str:
     q = " ".join(f"{c:.9f}" for c in quat)
     return f"""<mujoco model="grasp_world">
   <compiler angle="radian"/>
-  <option timestep="0.002" integrator="implicitfast" cone="elliptic" impratio="10"
+  <option timestep="0.003" integrator="implicitfast" cone="elliptic" impratio="10"
           solver="Newton" iterations="50" tolerance="1e-8"/>
   <asset>{asset}</asset>
   <worldbody>
     <geom name="table" type="box" pos="0 0 -0.02" size="0.6 0.6 0.02" friction="0.8 0.005 0.0001"
           contype="1" conaffinity="3"
-          solref="0.004 1" solimp="0.95 0.99 0.001" rgba="0.62 0.55 0.45 1"/>
+          solref="{SOLREF}" solimp="0.95 0.99 0.001" rgba="0.62 0.55 0.45 1"/>
     <body name="object" pos="0 0 {z:.9f}" quat="{q}">
       <freejoint name="object"/>
       {geom}
@@ -226,7 +229,7 @@ def build_grasp_world(obj: ObjectSpec, hand: HandModel, *, R_table_object: np.nd
     og.group = OBJECT_GEOM_GROUP
     og.contype, og.conaffinity = 1, 3
     og.friction = [0.8, 0.005, 0.0001]
-    og.solref = [0.004, 1.0]
+    og.solref = [float(x) for x in SOLREF.split()]
     og.solimp = [0.95, 0.99, 0.001, 0.5, 2.0]
     if object_mass_kg is not None:
         og.mass = object_mass_kg

@@ -78,13 +78,19 @@ class HandModel:
         return mujoco.MjSpec.from_string(self.mjcf)
 
 
+# Contact and equality stiffness of every geom and coupling we build (seconds, damping ratio):
+# a time constant of twice the 3 ms default step, the least MuJoCo keeps stable (it would clamp
+# anything smaller), with critical damping: stiff, non-bouncing. Stated, not clamped, so that
+# halving the step changes the integration and not the contact model.
+SOLREF = "0.006 1"
+
 # Shared servo and joint defaults of the built-in hands. Armature adds reflected motor inertia:
-# the links weigh tens of grams, and without it the stiff servos would ring at a 2 ms step.
+# the links weigh tens of grams, and without it the stiff servos would ring at a 3 ms step.
 _DEFAULTS = """
   <compiler angle="radian"/>
   <default>
     <joint armature="{armature}" damping="{damping}"/>
-    <geom friction="{friction} 0.005 0.0001" solref="0.004 1" solimp="0.95 0.99 0.001" density="1000"/>
+    <geom friction="{friction} 0.005 0.0001" solref="{solref}" solimp="0.95 0.99 0.001" density="1000"/>
     <position dampratio="1"/>
   </default>"""
 
@@ -127,7 +133,7 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
               rgba="0.1 0.1 0.1 1"/>
       </body>"""
 
-    mjcf = f"""<mujoco model="parallel_jaw">{_DEFAULTS.format(armature=0.2, damping=2.0, friction=pad_friction)}
+    mjcf = f"""<mujoco model="parallel_jaw">{_DEFAULTS.format(armature=0.2, damping=2.0, friction=pad_friction, solref=SOLREF)}
   <worldbody>
     <body name="palm">
       <geom name="palm" type="box" pos="0 0 -0.015" size="{palm_x:.5f} {w2 + 0.01:.5f} 0.015" rgba="0.3 0.3 0.35 1"/>
@@ -136,7 +142,7 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
   </worldbody>
   <!-- the linkage that couples the fingers is rigid: a stiff equality (the default solref
        0.02 s would let the pads shift by millimetres under the grip force) -->
-  <equality><joint joint1="left_slide" joint2="right_slide" polycoef="0 1 0 0 0" solref="0.004 1"
+  <equality><joint joint1="left_slide" joint2="right_slide" polycoef="0 1 0 0 0" solref="{SOLREF}"
                    solimp="0.95 0.99 0.001"/></equality>
   <actuator>
     <position name="close" joint="right_slide" kp="10000" ctrlrange="0 {half_open:.5f}"
@@ -202,14 +208,14 @@ def three_finger(*, palm_radius_m: float = 0.06, proximal_length_m: float = 0.07
                     f'forcerange="{-distal_torque_nm} {distal_torque_nm}"/>')
         drives.append(Drive((f"f{k}_prox", f"f{k}_dist"), closing_speed_rad_s, (1.0, distal_ratio),
                             (proximal_torque_nm, distal_torque_nm), breakaway_torque_nm))
-    mjcf = f"""<mujoco model="three_finger">{_DEFAULTS.format(armature=0.005, damping=0.05, friction=friction)}
+    mjcf = f"""<mujoco model="three_finger">{_DEFAULTS.format(armature=0.005, damping=0.05, friction=friction, solref=SOLREF)}
   <worldbody>
     <body name="palm">
       <geom name="palm" type="cylinder" size="{palm_radius_m:.5f} 0.03" pos="0 0 -0.03" rgba="0.3 0.3 0.35 1"/>
       <site name="tcp" pos="0 0 {0.012 + Lp:.5f}"/>{fingers}
     </body>
   </worldbody>
-  <equality><joint joint1="f2_spread" joint2="f1_spread" polycoef="0 1 0 0 0" solref="0.004 1"
+  <equality><joint joint1="f2_spread" joint2="f1_spread" polycoef="0 1 0 0 0" solref="{SOLREF}"
                    solimp="0.95 0.99 0.001"/></equality>
   <actuator>
     <position name="spread" joint="f1_spread" kp="20" ctrlrange="0 1.58" forcerange="-5 5"/>
@@ -265,7 +271,7 @@ def underactuated(*, palm_half_m: float = 0.05, proximal_length_m: float = 0.055
     joints = "".join(f'<joint joint="f{k}_prox" coef="{r1}"/><joint joint="f{k}_dist" coef="{r2}"/>'
                      for k in (1, 2, 3))
     tendon_max = 3 * (1.9 * r1 + 1.7 * r2)
-    mjcf = f"""<mujoco model="underactuated">{_DEFAULTS.format(armature=0.002, damping=0.02, friction=friction)}
+    mjcf = f"""<mujoco model="underactuated">{_DEFAULTS.format(armature=0.002, damping=0.02, friction=friction, solref=SOLREF)}
   <worldbody>
     <body name="palm">
       <geom name="palm" type="box" size="{h:.5f} {h:.5f} 0.02" pos="0 0 -0.02" rgba="0.3 0.3 0.35 1"/>
