@@ -520,16 +520,23 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
 
     step = 0
     t = 0.0
-    close_time = s.close_max_s
-    # closing
-    while t < s.close_max_s:
-        stalled = drive_step(True)
+
+    def advance(closing: bool) -> tuple[bool, bool]:
+        """Control, then k_ctrl MuJoCo steps; (all drives stalled, a trajectory sample taken)."""
+        nonlocal step, t
+        stalled = drive_step(closing)
         mujoco.mj_step(m, d, k_ctrl)
         step += k_ctrl
         t += dt_ctrl
-        if step % s.record_every < k_ctrl:
+        sampled = step % s.record_every < k_ctrl
+        if sampled:
             times.append(t)
             traj.append(T_hand_obj())
+        return stalled, sampled
+
+    close_time = s.close_max_s
+    while t < s.close_max_s:  # closing
+        stalled, _ = advance(True)
         if stalled and t > 0.05:  # the first steps of a servo have no torque yet
             close_time = t
             break
@@ -549,16 +556,10 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
         elif t >= t_shake0:
             w = s.shake_amplitude_m * math.sin(2.0 * math.pi * s.shake_frequency_hz * (t - t_shake0))
             d.ctrl[world.carrier_actuators] = w * shake_dir + (0.0, 0.0, s.lift_height_m)
-        drive_step(False)
-        mujoco.mj_step(m, d, k_ctrl)
-        step += k_ctrl
-        t += dt_ctrl
-        if step % s.record_every < k_ctrl:
-            times.append(t)
-            traj.append(T_hand_obj())
-            if np.linalg.norm(com_in_hand() - com_ref) > s.drop_distance_m:
-                dropped = True
-                break
+        _, sampled = advance(False)
+        if sampled and np.linalg.norm(com_in_hand() - com_ref) > s.drop_distance_m:
+            dropped = True
+            break
         if t_hold0 <= t < t_shake0 and step % s.hold_sample_every < k_ctrl:
             T_ow = invert(pose(d.xmat[world.object_body].reshape(3, 3), d.xpos[world.object_body]))
             (links, pos, nrm, frc), _ = _object_contacts(world, T_ow, True)

@@ -13,6 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+def _check_positive(where: str, **values: float) -> None:
+    """Raise ValueError naming the first value that is not a finite number > 0."""
+    for name, v in values.items():
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and math.isfinite(v)):
+            raise ValueError(f"{where}: {name} must be a finite number > 0, got {v!r}")
+
+
 @dataclass(frozen=True)
 class Drive:
     """One closing motor: position-servo actuators whose targets advance at v0 (1 - τ/τm) (Kim eq. 1).
@@ -95,6 +102,22 @@ _DEFAULTS = """
   </default>"""
 
 
+def _document(model: str, *, armature: float, damping: float, friction: float, palm: str,
+              tcp_z_m: float, fingers: str, rest: str) -> str:
+    """An MJCF hand: shared defaults, a palm body holding the palm geom, the TCP site (z along
+    the approach, tcp_z_m in front of the palm) and the fingers; ``rest`` follows worldbody."""
+    defaults = _DEFAULTS.format(armature=armature, damping=damping, friction=friction, solref=SOLREF)
+    return f"""<mujoco model="{model}">{defaults}
+  <worldbody>
+    <body name="palm">
+      {palm}
+      <site name="tcp" pos="0 0 {tcp_z_m:.5f}"/>{fingers}
+    </body>
+  </worldbody>
+  {rest}
+</mujoco>"""
+
+
 def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
                  finger_length_m: float = 0.06, finger_thickness_m: float = 0.01,
                  pad_length_m: float = 0.035, pad_thickness_m: float = 0.004,
@@ -106,13 +129,11 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
     open_width_m : gap between the pads when open (r); force_limit_n : squeezing force of each
     pad at the stall (N); closing_speed_m_s : v0 of each finger.
     """
-    for name, v in [("finger_width_m", finger_width_m), ("open_width_m", open_width_m),
-                    ("finger_length_m", finger_length_m), ("finger_thickness_m", finger_thickness_m),
-                    ("pad_length_m", pad_length_m), ("pad_thickness_m", pad_thickness_m),
-                    ("pad_friction", pad_friction), ("force_limit_n", force_limit_n),
-                    ("closing_speed_m_s", closing_speed_m_s)]:
-        if not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
-            raise ValueError(f"parallel_jaw: {name} must be a finite number > 0, got {v!r}")
+    _check_positive("parallel_jaw", finger_width_m=finger_width_m, open_width_m=open_width_m,
+                    finger_length_m=finger_length_m, finger_thickness_m=finger_thickness_m,
+                    pad_length_m=pad_length_m, pad_thickness_m=pad_thickness_m,
+                    pad_friction=pad_friction, force_limit_n=force_limit_n,
+                    closing_speed_m_s=closing_speed_m_s)
     if pad_length_m > finger_length_m:
         raise ValueError(f"parallel_jaw: pad_length_m {pad_length_m} exceeds finger_length_m {finger_length_m}")
     half_open, w2, L = 0.5 * open_width_m, 0.5 * finger_width_m, finger_length_m
@@ -133,22 +154,19 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
               rgba="0.1 0.1 0.1 1"/>
       </body>"""
 
-    mjcf = f"""<mujoco model="parallel_jaw">{_DEFAULTS.format(armature=0.2, damping=2.0, friction=pad_friction, solref=SOLREF)}
-  <worldbody>
-    <body name="palm">
-      <geom name="palm" type="box" pos="0 0 -0.015" size="{palm_x:.5f} {w2 + 0.01:.5f} 0.015" rgba="0.3 0.3 0.35 1"/>
-      <site name="tcp" pos="0 0 {L - 0.5 * pad_length_m:.5f}"/>{finger("right", 1)}{finger("left", -1)}
-    </body>
-  </worldbody>
-  <!-- the linkage that couples the fingers is rigid: a stiff equality (the default solref
+    rest = f"""<!-- the linkage that couples the fingers is rigid: a stiff equality (the default solref
        0.02 s would let the pads shift by millimetres under the grip force) -->
   <equality><joint joint1="left_slide" joint2="right_slide" polycoef="0 1 0 0 0" solref="{SOLREF}"
                    solimp="0.95 0.99 0.001"/></equality>
   <actuator>
     <position name="close" joint="right_slide" kp="10000" ctrlrange="0 {half_open:.5f}"
               forcerange="{-servo_limit} {servo_limit}"/>
-  </actuator>
-</mujoco>"""
+  </actuator>"""
+    mjcf = _document("parallel_jaw", armature=0.2, damping=2.0, friction=pad_friction,
+                     palm=f'<geom name="palm" type="box" pos="0 0 -0.015" size="{palm_x:.5f} '
+                          f'{w2 + 0.01:.5f} 0.015" rgba="0.3 0.3 0.35 1"/>',
+                     tcp_z_m=L - 0.5 * pad_length_m, fingers=finger("right", 1) + finger("left", -1),
+                     rest=rest)
     drive = Drive(("close",), closing_speed_m_s, (1.0,), (servo_limit,))
     return HandModel("parallel_jaw", (drive,), ("right_finger", "left_finger"), "tcp",
                      aperture_m=open_width_m, grasp_depth_m=0.5 * pad_length_m, mjcf=mjcf)
@@ -165,13 +183,11 @@ def three_finger(*, palm_radius_m: float = 0.06, proximal_length_m: float = 0.07
     ``breakaway_torque_nm`` (Kim §III-A). spread_rad : preshape spread (0 = fingers opposing
     the thumb, pi/2 = all three at right angles). Torques in N·m, speeds in rad/s.
     """
-    for name, v in [("palm_radius_m", palm_radius_m), ("proximal_length_m", proximal_length_m),
-                    ("distal_length_m", distal_length_m), ("proximal_torque_nm", proximal_torque_nm),
-                    ("distal_torque_nm", distal_torque_nm), ("breakaway_torque_nm", breakaway_torque_nm),
-                    ("closing_speed_rad_s", closing_speed_rad_s), ("distal_ratio", distal_ratio),
-                    ("friction", friction)]:
-        if not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
-            raise ValueError(f"three_finger: {name} must be a finite number > 0, got {v!r}")
+    _check_positive("three_finger", palm_radius_m=palm_radius_m, proximal_length_m=proximal_length_m,
+                    distal_length_m=distal_length_m, proximal_torque_nm=proximal_torque_nm,
+                    distal_torque_nm=distal_torque_nm, breakaway_torque_nm=breakaway_torque_nm,
+                    closing_speed_rad_s=closing_speed_rad_s, distal_ratio=distal_ratio,
+                    friction=friction)
     if not 0.0 <= spread_rad <= math.pi / 2 + 1e-9:
         raise ValueError(f"three_finger: spread_rad must be in [0, pi/2], got {spread_rad!r}")
     rb = 0.8 * palm_radius_m  # distance of the finger bases from the palm centre
@@ -208,20 +224,16 @@ def three_finger(*, palm_radius_m: float = 0.06, proximal_length_m: float = 0.07
                     f'forcerange="{-distal_torque_nm} {distal_torque_nm}"/>')
         drives.append(Drive((f"f{k}_prox", f"f{k}_dist"), closing_speed_rad_s, (1.0, distal_ratio),
                             (proximal_torque_nm, distal_torque_nm), breakaway_torque_nm))
-    mjcf = f"""<mujoco model="three_finger">{_DEFAULTS.format(armature=0.005, damping=0.05, friction=friction, solref=SOLREF)}
-  <worldbody>
-    <body name="palm">
-      <geom name="palm" type="cylinder" size="{palm_radius_m:.5f} 0.03" pos="0 0 -0.03" rgba="0.3 0.3 0.35 1"/>
-      <site name="tcp" pos="0 0 {0.012 + Lp:.5f}"/>{fingers}
-    </body>
-  </worldbody>
-  <equality><joint joint1="f2_spread" joint2="f1_spread" polycoef="0 1 0 0 0" solref="{SOLREF}"
+    rest = f"""<equality><joint joint1="f2_spread" joint2="f1_spread" polycoef="0 1 0 0 0" solref="{SOLREF}"
                    solimp="0.95 0.99 0.001"/></equality>
   <actuator>
     <position name="spread" joint="f1_spread" kp="20" ctrlrange="0 1.58" forcerange="-5 5"/>
     {"".join(acts)}
-  </actuator>
-</mujoco>"""
+  </actuator>"""
+    mjcf = _document("three_finger", armature=0.005, damping=0.05, friction=friction,
+                     palm=f'<geom name="palm" type="cylinder" size="{palm_radius_m:.5f} 0.03" '
+                          f'pos="0 0 -0.03" rgba="0.3 0.3 0.35 1"/>',
+                     tcp_z_m=0.012 + Lp, fingers=fingers, rest=rest)
     links = ("palm",) + tuple(f"f{k}_{p}" for k in (1, 2, 3) for p in ("prox", "dist"))
     return HandModel("three_finger", tuple(drives), links, "tcp", aperture_m=2 * rb,
                      grasp_depth_m=0.5 * Lp, mjcf=mjcf,
@@ -241,14 +253,12 @@ def underactuated(*, palm_half_m: float = 0.05, proximal_length_m: float = 0.055
     *_stiffness_nm_rad : the return springs (the proximal one softer, so fingers flex from
     the base first); pulley_radii_m : tendon moment arms at the proximal and distal joints.
     """
-    for name, v in [("palm_half_m", palm_half_m), ("proximal_length_m", proximal_length_m),
-                    ("distal_length_m", distal_length_m), ("tendon_force_n", tendon_force_n),
-                    ("closing_speed_m_s", closing_speed_m_s),
-                    ("proximal_stiffness_nm_rad", proximal_stiffness_nm_rad),
-                    ("distal_stiffness_nm_rad", distal_stiffness_nm_rad), ("friction", friction),
-                    ("pulley_radii_m[0]", pulley_radii_m[0]), ("pulley_radii_m[1]", pulley_radii_m[1])]:
-        if not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
-            raise ValueError(f"underactuated: {name} must be a finite number > 0, got {v!r}")
+    _check_positive("underactuated", palm_half_m=palm_half_m, proximal_length_m=proximal_length_m,
+                    distal_length_m=distal_length_m, tendon_force_n=tendon_force_n,
+                    closing_speed_m_s=closing_speed_m_s,
+                    proximal_stiffness_nm_rad=proximal_stiffness_nm_rad,
+                    distal_stiffness_nm_rad=distal_stiffness_nm_rad, friction=friction,
+                    proximal_pulley_radius_m=pulley_radii_m[0], distal_pulley_radius_m=pulley_radii_m[1])
     Lp, Ld, h = proximal_length_m, distal_length_m, palm_half_m
     r1, r2 = pulley_radii_m
 
@@ -271,20 +281,16 @@ def underactuated(*, palm_half_m: float = 0.05, proximal_length_m: float = 0.055
     joints = "".join(f'<joint joint="f{k}_prox" coef="{r1}"/><joint joint="f{k}_dist" coef="{r2}"/>'
                      for k in (1, 2, 3))
     tendon_max = 3 * (1.9 * r1 + 1.7 * r2)
-    mjcf = f"""<mujoco model="underactuated">{_DEFAULTS.format(armature=0.002, damping=0.02, friction=friction, solref=SOLREF)}
-  <worldbody>
-    <body name="palm">
-      <geom name="palm" type="box" size="{h:.5f} {h:.5f} 0.02" pos="0 0 -0.02" rgba="0.3 0.3 0.35 1"/>
-      <site name="tcp" pos="0 0 {0.005 + Lp:.5f}"/>{fingers}
-    </body>
-  </worldbody>
-  <tendon><fixed name="tendon">{joints}</fixed></tendon>
+    rest = f"""<tendon><fixed name="tendon">{joints}</fixed></tendon>
   <actuator>
     <!-- a tendon only pulls: the servo may not push (lower force bound 0) -->
     <position name="tendon" tendon="tendon" kp="3000" ctrlrange="-0.01 {tendon_max:.5f}"
               forcerange="0 {tendon_force_n}"/>
-  </actuator>
-</mujoco>"""
+  </actuator>"""
+    mjcf = _document("underactuated", armature=0.002, damping=0.02, friction=friction,
+                     palm=f'<geom name="palm" type="box" size="{h:.5f} {h:.5f} 0.02" pos="0 0 -0.02" '
+                          f'rgba="0.3 0.3 0.35 1"/>',
+                     tcp_z_m=0.005 + Lp, fingers=fingers, rest=rest)
     drive = Drive(("tendon",), closing_speed_m_s, (1.0,), (tendon_force_n,))
     links = ("palm",) + tuple(f"f{k}_{p}" for k in (1, 2, 3) for p in ("prox", "dist"))
     return HandModel("underactuated", (drive,), links, "tcp", aperture_m=2 * xf,
