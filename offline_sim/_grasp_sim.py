@@ -73,8 +73,8 @@ class SimSettings:
     drop_distance_m: float = 0.15   # object COM this far from the TCP: dropped, stop early
 
     def __post_init__(self) -> None:
-        for name in ("timestep_s", "impratio", "close_max_s", "control_period_s", "lift_duration_s", "deviation_limit_m",
-                     "deviation_limit_rad", "drop_distance_m"):
+        for name in ("timestep_s", "impratio", "close_max_s", "control_period_s", "lift_duration_s",
+                     "deviation_limit_m", "deviation_limit_rad", "drop_distance_m"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
                 raise ValueError(f"SimSettings: {name} must be a finite number > 0, got {v!r}")
@@ -143,7 +143,9 @@ class GraspWorld:
     """A compiled world: table (top at z = 0), one object resting on it, a hand on a carrier.
 
     T_world_object : (4, 4) the object's resting (stable) pose; T_root_tcp : (4, 4) the TCP in
-    the hand root frame. The index arrays are filled by build_grasp_world.
+    the hand root frame. The index arrays are filled by build_grasp_world. A trial writes the
+    mount pose and the timestep into the model and runs in the world's one MjData, so a world
+    serves one trial at a time: give each worker process its own world.
     """
 
     model: object
@@ -477,8 +479,8 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
     nd = len(world.hand.drives)
     stall_s = 1.0 - s.stall_torque_fraction
 
-    # The controller runs every step in Python, so it works on plain floats: for a handful of
-    # actuators that is several times faster than numpy calls on tiny arrays.
+    # The controller runs every control period in Python, so it works on plain floats: for a
+    # handful of actuators that is several times faster than numpy calls on tiny arrays.
     ids_l = [int(i) for i in ids]
     spd_l, sgn_l, tmax_l = spd.tolist(), sgn.tolist(), tmax.tolist()
     lo_l, hi_l, drive_l, lead_l = lo.tolist(), hi.tolist(), drive_of.tolist(), leader.tolist()

@@ -147,10 +147,12 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
         return f"""
       <body name="{side}_finger" pos="{s * half_open:.5f} 0 0">
         <joint name="{side}_slide" type="slide" axis="{-s} 0 0" range="0 {half_open - 0.0005:.5f}"/>
-        <geom name="{side}_body" type="box" pos="{s * (pad_thickness_m + 0.5 * finger_thickness_m):.5f} 0 {0.5 * L:.5f}"
+        <geom name="{side}_body" type="box"
+              pos="{s * (pad_thickness_m + 0.5 * finger_thickness_m):.5f} 0 {0.5 * L:.5f}"
               size="{0.5 * finger_thickness_m:.5f} {w2:.5f} {0.5 * L:.5f}"/>
         <geom name="{side}_pad" type="box" pos="{s * 0.5 * pad_thickness_m:.5f} 0 {L - 0.5 * pad_length_m:.5f}"
-              size="{0.5 * pad_thickness_m:.5f} {w2:.5f} {0.5 * pad_length_m:.5f}" friction="{pad_friction} 0.005 0.0001"
+              size="{0.5 * pad_thickness_m:.5f} {w2:.5f} {0.5 * pad_length_m:.5f}"
+              friction="{pad_friction} 0.005 0.0001"
               rgba="0.1 0.1 0.1 1"/>
       </body>"""
 

@@ -171,3 +171,18 @@ def test_area_contact_needs_points_spread_both_ways():
     patch = np.array([[0, 0, 0], [0.02, 0, 0], [0, 0.01, 0], [0.02, 0.01, 0.0]])
     assert not _area_link(line, 0.002) and _area_link(patch, 0.002)
     assert not _area_link(patch[:2], 0.002)
+
+
+def test_object_rests_still_in_a_given_stable_pose():
+    import mujoco
+
+    R = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # the box on its side
+    world = build_grasp_world(BOX, parallel_jaw(), R_table_object=R, object_mass_kg=0.3)
+    assert world.T_world_object[2, 3] == pytest.approx(0.025)  # half the 5 cm side
+    assert world.model.body_mass[world.object_body] == pytest.approx(0.3)
+    place_hand(world, pose(np.eye(3), [0.0, 0.0, 1.0]))  # hand well away
+    p0 = world.data.xpos[world.object_body].copy()
+    mujoco.mj_step(world.model, world.data, 200)
+    np.testing.assert_allclose(world.data.xpos[world.object_body], p0, atol=1e-4)
+    with pytest.raises(ValueError, match="R_table_object must be a"):
+        build_grasp_world(BOX, parallel_jaw(), R_table_object=2 * np.eye(3))
