@@ -6,6 +6,8 @@ mujoco, trimesh, coacd and ray are imported only inside the functions that use t
 from ._build import BuildSummary, BuildTarget, Evaluator, build_database
 from ._candidates import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL, GraspCandidates,
                           pregrasp_candidates)
+from ._evaluate import (BUILTIN_HANDS, HandSource, ObjectSource, SimEvaluator,
+                        SimEvaluatorFactory, object_sources)
 from ._frames import (frame_from_approach, invert, matrix_to_quat, pose, quat_to_matrix,
                       rotation_angle)
 from ._grasp_sim import (ContactSet, GraspOutcome, GraspWorld, HoldDiagnostics, SimSettings,
@@ -37,4 +39,6 @@ __all__ = [
     "PoseErrorModel", "TrialMeasures", "evaluate_under_uncertainty", "grid_transforms",
     "pfc_grid", "probability_of_force_closure", "sample_pose_errors", "BuildSummary",
     "BuildTarget", "Evaluator", "build_database", "GraspDatabaseWriter", "GraspRecord",
+    "BUILTIN_HANDS", "HandSource", "ObjectSource", "SimEvaluator", "SimEvaluatorFactory",
+    "object_sources",
 ]

@@ -35,6 +35,7 @@ import numpy as np
 
 from ._frames import invert, matrix_to_quat, pose, rotation_angle
 from ._hands import SOLREF, HandModel
+from ._objects import GraspObject, object_mjcf
 from ._tabletop import ObjectSpec, _geom_xml, support_points
 
 OBJECT_GEOM_GROUP = 5  # object geoms live in this group so that rays see only the object
@@ -178,8 +179,21 @@ class GraspWorld:
     drive_leader: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
-def _world_xml(obj: ObjectSpec, z: float, quat: np.ndarray) -> str:
-    asset, geom = _geom_xml(obj, 1)
+def _object_xml(obj: ObjectSpec | GraspObject) -> tuple[str, str]:
+    """(assets, geoms) of the object: one primitive or mesh geom, or one geom per convex part
+    of a decomposed GraspObject; every geom's name starts with "obj1"."""
+    if isinstance(obj, GraspObject):
+        return object_mjcf(obj, "obj1")
+    return _geom_xml(obj, 1)
+
+
+def _object_points(obj: ObjectSpec | GraspObject) -> np.ndarray:
+    """(N, 3) points of the object's surface in its frame, metres (for the resting height)."""
+    return obj.visual[0] if isinstance(obj, GraspObject) else support_points(obj)
+
+
+def _world_xml(obj: ObjectSpec | GraspObject, z: float, quat: np.ndarray) -> str:
+    asset, geom = _object_xml(obj)
     q = " ".join(f"{c:.9f}" for c in quat)
     return f"""<mujoco model="grasp_world">
   <compiler angle="radian"/>
@@ -211,12 +225,15 @@ def _world_xml(obj: ObjectSpec, z: float, quat: np.ndarray) -> str:
 </mujoco>"""
 
 
-def build_grasp_world(obj: ObjectSpec, hand: HandModel, *, R_table_object: np.ndarray | None = None,
+def build_grasp_world(obj: ObjectSpec | GraspObject, hand: HandModel, *,
+                      R_table_object: np.ndarray | None = None,
                       object_mass_kg: float | None = None) -> GraspWorld:
     """Compile table + object + hand once; simulate_grasp then reuses it for every trial.
 
-    R_table_object : (3, 3) the object's resting orientation (a stable pose; identity = upright
-    as modelled); object_mass_kg : None for density 1000 kg/m³.
+    obj : a primitive/mesh ObjectSpec, or a GraspObject whose convex parts become one geom
+    each (its mass spread over them). R_table_object : (3, 3) the object's resting orientation
+    (a stable pose; identity = as modelled); object_mass_kg : None for density 1000 kg/m³ (an
+    ObjectSpec) or the GraspObject's own mass.
     """
     import mujoco
 
@@ -225,16 +242,19 @@ def build_grasp_world(obj: ObjectSpec, hand: HandModel, *, R_table_object: np.nd
         raise ValueError(f"R_table_object must be a (3, 3) rotation matrix, got {R.tolist()}")
     if object_mass_kg is not None and not object_mass_kg > 0:
         raise ValueError(f"object_mass_kg must be > 0, got {object_mass_kg!r}")
-    z = -float((support_points(obj) @ R.T)[:, 2].min())  # lowest point on the table top
+    z = -float((_object_points(obj) @ R.T)[:, 2].min())  # lowest point on the table top
     spec = mujoco.MjSpec.from_string(_world_xml(obj, z, matrix_to_quat(R)))
-    og = spec.geom("obj1")
-    og.group = OBJECT_GEOM_GROUP
-    og.contype, og.conaffinity = 1, 3
-    og.friction = [0.8, 0.005, 0.0001]
-    og.solref = [float(x) for x in SOLREF.split()]
-    og.solimp = [0.95, 0.99, 0.001, 0.5, 2.0]
-    if object_mass_kg is not None:
-        og.mass = object_mass_kg
+    object_geoms = [g for g in spec.geoms if g.name.startswith("obj1")]
+    total_mass = sum(g.mass for g in object_geoms)
+    for og in object_geoms:
+        og.group = OBJECT_GEOM_GROUP
+        og.contype, og.conaffinity = 1, 3
+        og.friction = [0.8, 0.005, 0.0001]
+        og.solref = [float(x) for x in SOLREF.split()]
+        og.solimp = [0.95, 0.99, 0.001, 0.5, 2.0]
+        if object_mass_kg is not None:  # keep the parts' shares of the mass
+            og.mass = object_mass_kg * (og.mass / total_mass if total_mass > 0
+                                        else 1.0 / len(object_geoms))
 
     hs = hand.spec()
     for b in hs.bodies:

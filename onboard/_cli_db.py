@@ -28,6 +28,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     top.add_argument("-k", type=int, default=10)
     top.set_defaults(func=run_top)
 
+    from ._cli_db_build import add_build_parser
+
+    add_build_parser(actions)
+
 
 def _open(path: Path):
     from scoring import GraspDatabase, GraspDatabaseError
