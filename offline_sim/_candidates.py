@@ -53,7 +53,8 @@ def _surface_hit(world: GraspWorld, outward: np.ndarray, through: np.ndarray):
 
 def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_normals: int = 32,
                         n_rolls: int = 4, depths_m: tuple[float, ...] | None = None,
-                        collision_tolerance_m: float = 1e-4) -> GraspCandidates:
+                        collision_tolerance_m: float = 1e-4, max_standoff_m: float = 0.03,
+                        standoff_step_m: float = 0.005) -> GraspCandidates:
     """Up to n collision-free pre-grasps of the world's hand on its object.
 
     Approaches: the 6 directions along the object's principal axes of inertia (through the
@@ -61,9 +62,12 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     from random directions, in a seeded random order. Each approach gets n_rolls rolls about
     it (evenly spaced over pi; from the next principal axis for an axis approach, from a random
     offset otherwise) and each depth in depths_m (default: the hand's grasp_depth_m, half of it
-    and 0). A candidate whose hand penetrates the object or the table by more than
-    collision_tolerance_m at the start (MuJoCo's contacts) is left out, so fewer than n may
-    come back. Same world and seed, same candidates.
+    and 0). Where the open hand penetrates the object or the table by more than
+    collision_tolerance_m at that depth (MuJoCo's contacts), it backs off along the approach in
+    standoff_step_m steps, up to max_standoff_m beyond the surface (an object wider than the
+    open hand is met by the fingertips, which the simulation then judges); if it still
+    collides, or lands where an earlier candidate of the same approach and roll stands, the
+    candidate is left out, so fewer than n may come back. Same world and seed, same candidates.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
@@ -110,16 +114,27 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
 
     T_ow = invert(T_wo)
     out = []
+    taken = set()
+    n_back = int(round(max_standoff_m / standoff_step_m)) if standoff_step_m > 0 else 0
     for idx in order:
         if len(out) >= n:
             break
         point, approach, depth, roll, source = pool[idx]
-        T_world_hand = pose(frame_from_approach(approach, roll), point + depth * approach)
-        T = T_ow @ T_world_hand
-        place_hand(world, T)
-        if start_collisions(world, collision_tolerance_m):
+        R_world_hand = frame_from_approach(approach, roll)
+        # deepest first, then back off: the first collision-free depth is the pre-grasp
+        for back in range(n_back + 1):
+            d_try = min(depth, depth - back * standoff_step_m) if back else depth
+            T = T_ow @ pose(R_world_hand, point + d_try * approach)
+            place_hand(world, T)
+            if not start_collisions(world, collision_tolerance_m):
+                break
+        else:
             continue
-        out.append((T, T_ow[:3, :3] @ approach, depth, roll, source))
+        key = (tuple(np.round(point, 6)), tuple(np.round(approach, 6)), round(roll, 6), round(d_try, 6))
+        if key in taken:
+            continue
+        taken.add(key)
+        out.append((T, T_ow[:3, :3] @ approach, d_try, roll, source))
     k = len(out)
     return GraspCandidates(
         np.array([o[0] for o in out]).reshape(k, 4, 4), np.array([o[1] for o in out]).reshape(k, 3),

@@ -75,7 +75,10 @@ def test_candidates_are_collision_free_rotations_along_their_approach(jaw_box):
     assert src[:src.index(SOURCE_SURFACE_NORMAL)] == [SOURCE_PRINCIPAL_AXIS] * src.index(SOURCE_SURFACE_NORMAL)
     assert not np.any(c.approach[:, 2] > 0.99)  # nothing from under the table
     g = jaw_box.hand.grasp_depth_m
-    assert set(np.round(c.depth_m, 9)) <= {round(g, 9), round(0.5 * g, 9), 0.0}
+    # nominal depths, or backed off from one in 5 mm steps up to 3 cm beyond the surface
+    steps = (np.array([[g], [0.5 * g], [0.0]]) - 0.005 * np.arange(7)).ravel()
+    assert all(np.isclose(d, steps, atol=1e-9).any() for d in c.depth_m)
+    assert c.depth_m.min() >= -0.03 - 1e-9
 
 
 def test_candidates_are_seeded(jaw_box):
@@ -109,3 +112,17 @@ def test_three_finger_candidates_on_a_cylinder_preshape():
     c = pregrasp_candidates(world, 5, seed=0)
     assert len(c) == 5
     np.testing.assert_allclose(c.preshape, 0.4)
+
+
+def test_a_hand_too_small_to_reach_around_stands_off_instead_of_giving_up():
+    from offline_sim import builtin_object, three_finger
+
+    bottle = builtin_object("bottle")  # three convex parts
+    world = build_grasp_world(bottle, three_finger(), R_table_object=bottle.stable_poses[0][:3, :3])
+    near = pregrasp_candidates(world, 10, seed=0, max_standoff_m=0.0)
+    backed = pregrasp_candidates(world, 10, seed=0)
+    assert len(backed) > len(near)
+    assert (backed.depth_m < 0).any()
+    for T in backed.T_object_hand:
+        place_hand(world, T)
+        assert start_collisions(world) == []
