@@ -1,18 +1,44 @@
-"""Offline simulation: MuJoCo worlds, hands and objects (step 4 grows the grasp simulation).
+"""Offline simulation: MuJoCo worlds, hands and objects, the dynamic grasp simulation (Kim et
+al.), pose uncertainty, measure A, and the build of the simulation-ranked grasp database.
 
-mujoco and trimesh are imported only inside the functions that use them.
+mujoco, trimesh, coacd and ray are imported only inside the functions that use them.
 """
+from ._build import BuildSummary, BuildTarget, Evaluator, build_database
+from ._candidates import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL, GraspCandidates,
+                          pregrasp_candidates)
+from ._evaluate import (BUILTIN_HANDS, HandSource, ObjectSource, SimEvaluator,
+                        SimEvaluatorFactory, object_sources)
+from ._frames import (frame_from_approach, invert, matrix_to_quat, pose, quat_to_matrix,
+                      rotation_angle)
+from ._grasp_sim import (ContactSet, GraspOutcome, GraspWorld, HoldDiagnostics, SimSettings,
+                         build_grasp_world, place_hand, simulate_grasp, start_collisions)
 from ._graspdb_writer import GraspDatabaseWriter, GraspRecord
+from ._hands import Drive, HandModel, load_mjcf_hand, parallel_jaw, three_finger, underactuated
 from ._objects import (BUILTIN_OBJECTS, Decomposition, GraspObject, builtin_object, decompose,
                        load_object, object_mjcf)
-from ._tabletop import ObjectSpec, TabletopScene, build_tabletop_scene, random_specs, ycb_specs
+from ._tabletop import (ObjectSpec, TabletopScene, build_tabletop_scene, random_specs,
+                        support_points, ycb_specs)
 from ._uncertainty import (MonteCarloResult, MonteCarloSettings, PoseErrorModel, TrialMeasures,
                            evaluate_under_uncertainty, grid_transforms, pfc_grid,
                            probability_of_force_closure, sample_pose_errors)
 from ._wrench import contact_wrenches, ferrari_canny
 
-__all__ = ["BUILTIN_OBJECTS", "Decomposition", "GraspDatabaseWriter", "GraspObject",
-           "GraspRecord", "MonteCarloResult", "MonteCarloSettings", "ObjectSpec",
-           "PoseErrorModel", "TrialMeasures", "evaluate_under_uncertainty", "grid_transforms",
-           "pfc_grid", "probability_of_force_closure", "sample_pose_errors", "builtin_object", "decompose", "load_object", "object_mjcf", "TabletopScene", "build_tabletop_scene", "contact_wrenches",
-           "ferrari_canny", "random_specs", "ycb_specs"]
+__all__ = [
+    # scenes and objects
+    "ObjectSpec", "TabletopScene", "build_tabletop_scene", "random_specs", "support_points",
+    "ycb_specs", "BUILTIN_OBJECTS", "Decomposition", "GraspObject", "builtin_object",
+    "decompose", "load_object", "object_mjcf",
+    # hands and the grasp simulation
+    "Drive", "HandModel", "parallel_jaw", "three_finger", "underactuated", "load_mjcf_hand",
+    "GraspWorld", "SimSettings", "GraspOutcome", "ContactSet", "HoldDiagnostics",
+    "build_grasp_world", "place_hand", "start_collisions", "simulate_grasp",
+    "GraspCandidates", "pregrasp_candidates", "SOURCE_PRINCIPAL_AXIS", "SOURCE_SURFACE_NORMAL",
+    "pose", "invert", "rotation_angle", "quat_to_matrix", "matrix_to_quat", "frame_from_approach",
+    # measures, uncertainty, the database
+    "contact_wrenches", "ferrari_canny", "MonteCarloResult", "MonteCarloSettings",
+    "PoseErrorModel", "TrialMeasures", "evaluate_under_uncertainty", "grid_transforms",
+    "pfc_grid", "probability_of_force_closure", "sample_pose_errors", "BuildSummary",
+    "BuildTarget", "Evaluator", "build_database", "GraspDatabaseWriter", "GraspRecord",
+    "BUILTIN_HANDS", "HandSource", "ObjectSource", "SimEvaluator", "SimEvaluatorFactory",
+    "object_sources",
+]

@@ -51,6 +51,7 @@ class GraspDatabaseWriter:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         # WAL: readers (onboard, `db info`) never block the build; NORMAL sync is durable
         # across a killed process, which is the failure a long build meets.

@@ -99,16 +99,27 @@ def random_specs(n: int, rng: np.random.Generator, ycb: list[ObjectSpec] = ()) -
     return specs
 
 
-def _extent(spec: ObjectSpec) -> tuple[float, float]:
-    """(bounding radius in the table plane, lowest z) of an object in its own frame, metres."""
+def support_points(spec: ObjectSpec) -> np.ndarray:
+    """(N, 3) points of the object's convex hull in its own frame, metres: box corners, cylinder
+    rims (64 points each, exact at the 4 axis directions) or mesh vertices."""
     if spec.kind == "box":
-        return 0.5 * math.hypot(spec.size[0], spec.size[1]), -0.5 * spec.size[2]
+        corners = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1], indexing="ij")).reshape(3, -1).T
+        return 0.5 * corners * np.asarray(spec.size, np.float64)
     if spec.kind == "cylinder":
-        return spec.size[0], -0.5 * spec.size[1]
+        a = np.linspace(0.0, 2.0 * math.pi, 64, endpoint=False)
+        r, h = spec.size[0], 0.5 * spec.size[1]
+        rim = np.stack([r * np.cos(a), r * np.sin(a)], axis=1)
+        return np.concatenate([np.column_stack([rim, np.full(64, -h)]),
+                               np.column_stack([rim, np.full(64, h)])])
     import trimesh
 
     mesh = trimesh.load(spec.mesh_path, force="mesh", process=False)
-    v = np.asarray(mesh.vertices) * spec.scale
+    return np.asarray(mesh.vertices, np.float64) * spec.scale
+
+
+def _extent(spec: ObjectSpec) -> tuple[float, float]:
+    """(bounding radius in the table plane, lowest z) of an object in its own frame, metres."""
+    v = support_points(spec)
     return float(np.hypot(v[:, 0], v[:, 1]).max()), float(v[:, 2].min())
 
 

@@ -11,6 +11,8 @@ import sys
 SUBCOMMANDS = {
     "score": "onboard._cli_score",
     "gripper": "onboard._cli_gripper",
+    "db": "onboard._cli_db",
+    "record": "onboard._cli_record",
 }
 
 

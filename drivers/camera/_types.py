@@ -11,7 +11,7 @@ class Intrinsics:
     """Pinhole intrinsics of an image, pixels; distortion as librealsense names it.
 
     model : "none", "brown_conrady", "inverse_brown_conrady", "modified_brown_conrady",
-        "kannala_brandt4" (librealsense's names); coeffs : its five coefficients.
+        "kannala_brandt4", "ftheta" (librealsense's names); coeffs : its five coefficients.
     """
 
     width: int

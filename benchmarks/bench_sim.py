@@ -1,0 +1,108 @@
+"""Dynamic grasp simulations per second, per hand and object, in one process.
+
+Each row compiles one GraspWorld (not timed: once per object and hand), takes collision-free
+candidates from pregrasp_candidates and simulates every one with the default SimSettings (3 ms
+step, closing up to 0.6 s, 0.4 s lift, 0.2 s hold, no shake), after two untimed warm-up runs.
+The prism row is a convex 32-sided prism written as an OBJ (one mesh geom); the bottle rows are
+the built-in bottle as three convex parts (a decomposed object: one geom per part, the way
+load_object's CoACD parts enter the world). Baselines: Kim et al. ran 100,000 simulations in
+about four days (0.29 /s); the issue's floor is 14 /s for the three-finger hand on a decomposed
+mesh object on a 2-core machine.
+
+Run: .venv/bin/python benchmarks/bench_sim.py [--n 40]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from offline_sim import (GraspObject, ObjectSpec, SimSettings, build_grasp_world, builtin_object,
+                         parallel_jaw, pregrasp_candidates, simulate_grasp, three_finger,
+                         underactuated)
+
+KIM_PER_S = 100_000 / (4 * 24 * 3600)
+FLOOR_THREE_FINGER_PER_S = 14.0
+
+
+def prism_obj(path: Path, radius_m: float, height_m: float, sides: int = 32) -> None:
+    """Write a closed convex prism (a faceted cylinder, centred, +z up) as an OBJ in metres."""
+    a = np.linspace(0.0, 2.0 * math.pi, sides, endpoint=False)
+    ring = np.stack([radius_m * np.cos(a), radius_m * np.sin(a)], axis=1)
+    lines = [f"v {x:.6f} {y:.6f} {z:.6f}" for z in (-height_m / 2, height_m / 2) for x, y in ring]
+    for i in range(sides):
+        j = (i + 1) % sides
+        lines.append(f"f {i + 1} {j + 1} {sides + j + 1} {sides + i + 1}")
+    lines.append("f " + " ".join(str(i + 1) for i in reversed(range(sides))))
+    lines.append("f " + " ".join(str(sides + i + 1) for i in range(sides)))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def rate(hand, obj, n: int, settings: SimSettings) -> tuple[float, float, int, float, float]:
+    """(simulations per wall second, per CPU second of this process, simulations, mean
+    simulated seconds, mean measure B)."""
+    R = obj.stable_poses[0][:3, :3] if isinstance(obj, GraspObject) else None
+    world = build_grasp_world(obj, hand, R_table_object=R)
+    cands = pregrasp_candidates(world, n, seed=0)
+    if len(cands) == 0:
+        return (math.nan, math.nan, 0, math.nan, math.nan)
+    for T, p in zip(cands.T_object_hand[:2], cands.preshape[:2]):
+        simulate_grasp(world, T, settings=settings, preshape=p)
+    t0, c0 = time.perf_counter(), time.process_time()
+    outs = [simulate_grasp(world, T, settings=settings, preshape=p)
+            for T, p in zip(cands.T_object_hand, cands.preshape)]
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return (len(outs) / wall, len(outs) / cpu, len(outs), float(np.mean([o.sim_time_s for o in outs])),
+            float(np.mean([o.measure_b for o in outs])))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=40, help="candidates per hand and object")
+    ap.add_argument("--timestep", type=float, default=SimSettings().timestep_s, help="seconds")
+    args = ap.parse_args()
+    settings = SimSettings(timestep_s=args.timestep)
+    tmp = Path(tempfile.mkdtemp())
+    prism_obj(tmp / "prism.obj", 0.03, 0.12)
+    box = ObjectSpec("box", "box", (0.05, 0.05, 0.08))
+    cyl = ObjectSpec("cylinder", "cylinder", (0.03, 0.12))
+    mesh = ObjectSpec("prism", "mesh", mesh_path=str(tmp / "prism.obj"))
+    bottle = builtin_object("bottle")
+    rows = [("parallel_jaw", parallel_jaw(), box), ("parallel_jaw", parallel_jaw(), cyl),
+            ("parallel_jaw", parallel_jaw(), bottle),
+            ("three_finger", three_finger(), box), ("three_finger", three_finger(), cyl),
+            ("three_finger", three_finger(), mesh), ("three_finger", three_finger(), bottle),
+            ("underactuated", underactuated(), box), ("underactuated", underactuated(), cyl),
+            ("underactuated", underactuated(), bottle)]
+    import mujoco
+
+    print(f"bench_sim: {args.n} candidates per row, single process, timestep {args.timestep * 1e3:g} ms, "
+          f"mujoco {mujoco.__version__}")
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f}")
+    # per CPU second: what one unshared core gives; the machine is often shared, so the wall
+    # figure (what this run got) can be lower by the load
+    header = ("figure", "unit", "wall", "per CPU s", "baseline (Kim 2013)", "sims", "sim s", "mean B")
+    print("  ".join(header))
+    three_finger_mesh = 0.0
+    for hand_name, hand, obj in rows:
+        per_s, per_cpu_s, k, sim_s, b = rate(hand, obj, args.n, settings)
+        if hand_name == "three_finger" and isinstance(obj, GraspObject):
+            three_finger_mesh = per_s
+        name = f"{obj.name} ({len(obj.parts)} parts)" if isinstance(obj, GraspObject) else obj.name
+        print(f"{hand_name} on {name}  sims/s  {per_s:6.1f}  {per_cpu_s:6.1f}  {KIM_PER_S:.2f}  {k}  "
+              f"{sim_s:.2f}  {b:.2f}")
+    verdict = "meets" if three_finger_mesh >= FLOOR_THREE_FINGER_PER_S else "BELOW"
+    print(f"floor three_finger on a decomposed object (wall): {FLOOR_THREE_FINGER_PER_S:.0f}/s -> "
+          f"{verdict} ({three_finger_mesh:.1f}/s on the 3-part bottle; load average now "
+          f"{os.getloadavg()[0]:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Pre-grasp candidates for an object and a hand: approaches along the principal axes and sampled
+surface normals, at a grasp depth and roll, collision-free at the start (Kim §III-A, the hand
+starts at the pre-grasp with its fingers open)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._frames import frame_from_approach, invert, pose
+from ._grasp_sim import OBJECT_GEOM_GROUP, GraspWorld, place_hand, start_collisions
+
+SOURCE_PRINCIPAL_AXIS = 0
+SOURCE_SURFACE_NORMAL = 1
+
+
+@dataclass(frozen=True)
+class GraspCandidates:
+    """N pre-grasps. T_object_hand : (N, 4, 4) TCP poses in the object frame (metres);
+    approach : (N, 3) unit approach directions in the object frame; depth_m : (N,) how far
+    the TCP sits below the surface point along the approach; roll_rad : (N,); source : (N,)
+    int8, SOURCE_PRINCIPAL_AXIS or SOURCE_SURFACE_NORMAL; preshape : (N, P) preshape joint
+    values (the hand's default preshape for now; a preshape sampler can vary them)."""
+
+    T_object_hand: np.ndarray
+    approach: np.ndarray
+    depth_m: np.ndarray
+    roll_rad: np.ndarray
+    source: np.ndarray
+    preshape: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.T_object_hand)
+
+
+def _surface_hit(world: GraspWorld, outward: np.ndarray, through: np.ndarray):
+    """(point, outward normal) in world coordinates where a ray coming from far along
+    ``outward`` towards ``through`` first meets the object, or None."""
+    import mujoco
+
+    groups = np.zeros(6, np.uint8)
+    groups[OBJECT_GEOM_GROUP] = 1  # the object alone: neither table nor hand blocks the ray
+    far = 1.0
+    start = through + far * outward
+    geomid = np.full(1, -1, np.int32)
+    normal = np.zeros(3)
+    dist = mujoco.mj_ray(world.model, world.data, start, -outward, groups, 1, -1, geomid, normal)
+    if dist < 0:
+        return None
+    return start - dist * outward, normal / max(np.linalg.norm(normal), 1e-12)
+
+
+def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_normals: int = 32,
+                        n_rolls: int = 4, depths_m: tuple[float, ...] | None = None,
+                        collision_tolerance_m: float = 1e-4, max_standoff_m: float = 0.03,
+                        standoff_step_m: float = 0.005) -> GraspCandidates:
+    """Up to n collision-free pre-grasps of the world's hand on its object.
+
+    Approaches: the 6 directions along the object's principal axes of inertia (through the
+    centre of mass) first, then the inward normals at n_normals surface points sampled by rays
+    from random directions, in a seeded random order. Each approach gets n_rolls rolls about
+    it (evenly spaced over pi; from the next principal axis for an axis approach, from a random
+    offset otherwise) and each depth in depths_m (default: the hand's grasp_depth_m, half of it
+    and 0). Where the open hand penetrates the object or the table by more than
+    collision_tolerance_m at that depth (MuJoCo's contacts), it backs off along the approach in
+    standoff_step_m steps, up to max_standoff_m beyond the surface (an object wider than the
+    open hand is met by the fingertips, which the simulation then judges); if it still
+    collides, or lands where an earlier candidate of the same approach and roll stands, the
+    candidate is left out, so fewer than n may come back. Same world and seed, same candidates.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be an integer >= 0, got {n!r}")
+    if n_rolls < 1 or n_normals < 0:
+        raise ValueError(f"n_rolls must be >= 1 and n_normals >= 0, got {n_rolls!r} and {n_normals!r}")
+    g = world.hand.grasp_depth_m
+    # default depths: the hand's nominal one, half of it and the TCP on the surface (a short
+    # object leaves the long fingers of a three-finger hand no room for the nominal depth)
+    depths = (g, 0.5 * g, 0.0) if depths_m is None else tuple(float(x) for x in depths_m)
+    rng = np.random.default_rng(seed)
+    d = world.data
+    place_hand(world, pose(np.eye(3), (0.0, 0.0, 10.0)))  # hand far away, object resting
+    T_wo = world.T_world_object
+    com = d.xipos[world.object_body].copy()
+    R_inertia = d.ximat[world.object_body].reshape(3, 3)
+
+    # (outward direction in world, source, closing axis to align): principal axes through the COM;
+    # random directions aimed at the COM whose surface normal becomes the approach
+    # random directions aimed at the COM whose surface normal becomes the approach; along a
+    # principal axis the rolls start with the closing direction on the next principal axis
+    # (a box's faces squarely between the fingers), elsewhere at a random offset
+    rays = [(s * R_inertia[:, k], SOURCE_PRINCIPAL_AXIS, R_inertia[:, (k + 1) % 3])
+            for k in range(3) for s in (1.0, -1.0)]
+    dirs = rng.normal(size=(n_normals, 3))
+    rays += [(v / np.linalg.norm(v), SOURCE_SURFACE_NORMAL, None) for v in dirs]
+    pool = []
+    for outward, source, x_axis in rays:
+        hit = _surface_hit(world, outward, com)
+        if hit is None:
+            continue
+        point, normal = hit
+        approach = -outward if source == SOURCE_PRINCIPAL_AXIS else -normal
+        if x_axis is None:
+            offset = rng.uniform(0.0, math.pi / n_rolls)
+        else:
+            R0 = frame_from_approach(approach, 0.0)
+            offset = math.atan2(x_axis @ R0[:, 1], x_axis @ R0[:, 0])
+        for r in range(n_rolls):
+            for depth in depths:
+                pool.append((point, approach, depth, offset + r * math.pi / n_rolls, source))
+    # principal axes in their given order, then the sampled normals shuffled
+    n_axis = sum(1 for p in pool if p[4] == SOURCE_PRINCIPAL_AXIS)
+    order = list(range(n_axis)) + list(n_axis + rng.permutation(len(pool) - n_axis))
+
+    T_ow = invert(T_wo)
+    out = []
+    taken = set()
+    n_back = int(round(max_standoff_m / standoff_step_m)) if standoff_step_m > 0 else 0
+    for idx in order:
+        if len(out) >= n:
+            break
+        point, approach, depth, roll, source = pool[idx]
+        R_world_hand = frame_from_approach(approach, roll)
+        # deepest first, then back off: the first collision-free depth is the pre-grasp
+        for back in range(n_back + 1):
+            d_try = min(depth, depth - back * standoff_step_m) if back else depth
+            T = T_ow @ pose(R_world_hand, point + d_try * approach)
+            place_hand(world, T)
+            if not start_collisions(world, collision_tolerance_m):
+                break
+        else:
+            continue
+        key = (tuple(np.round(point, 6)), tuple(np.round(approach, 6)), round(roll, 6), round(d_try, 6))
+        if key in taken:
+            continue
+        taken.add(key)
+        out.append((T, T_ow[:3, :3] @ approach, d_try, roll, source))
+    k = len(out)
+    return GraspCandidates(
+        np.array([o[0] for o in out]).reshape(k, 4, 4), np.array([o[1] for o in out]).reshape(k, 3),
+        np.array([o[2] for o in out], np.float64), np.array([o[3] for o in out], np.float64),
+        np.array([o[4] for o in out], np.int8),
+        np.tile(world.preshape_value, (k, 1)).reshape(k, world.preshape_value.size))

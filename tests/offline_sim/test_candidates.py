@@ -1,0 +1,128 @@
+"""Pre-grasp candidates: principal axes first, then surface normals; collision-free at the start;
+seeded. Transform helpers: inverses, quaternions, approach frames."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from offline_sim import (frame_from_approach, invert, matrix_to_quat, pose, quat_to_matrix,
+                         rotation_angle)
+
+unit = st.floats(-1.0, 1.0, allow_nan=False)
+angles = st.floats(-math.pi, math.pi, allow_nan=False)
+
+
+def _vector(v):
+    v = np.asarray(v, np.float64)
+    return v if np.linalg.norm(v) > 1e-3 else np.array([0.0, 0.0, 1.0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.tuples(unit, unit, unit), angles, st.tuples(unit, unit, unit))
+def test_frame_from_approach_is_a_rotation_with_z_along_the_approach(a, roll, p):
+    a = _vector(a)
+    R = frame_from_approach(a, roll)
+    np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-12)
+    assert np.linalg.det(R) == pytest.approx(1.0)
+    np.testing.assert_allclose(R[:, 2], a / np.linalg.norm(a), atol=1e-12)
+    T = pose(R, p)
+    np.testing.assert_allclose(invert(T) @ T, np.eye(4), atol=1e-12)
+    # quaternions round-trip; rolling by delta rotates the frame by |delta| about z
+    np.testing.assert_allclose(quat_to_matrix(matrix_to_quat(R)), R, atol=1e-9)
+    R2 = frame_from_approach(a, roll + 0.3)
+    assert rotation_angle(R.T @ R2) == pytest.approx(0.3, abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.tuples(unit, unit, unit), st.floats(0.0, math.pi))
+def test_rotation_angle_reads_back_the_angle(axis, angle):
+    axis = _vector(axis)
+    axis /= np.linalg.norm(axis)
+    q = np.concatenate([[math.cos(angle / 2)], math.sin(angle / 2) * axis])
+    assert rotation_angle(quat_to_matrix(q)) == pytest.approx(angle, abs=1e-7)
+
+
+def test_frame_from_approach_rejects_a_zero_vector():
+    with pytest.raises(ValueError, match="approach must be a non-zero 3-vector"):
+        frame_from_approach([0.0, 0.0, 0.0], 0.0)
+
+
+mujoco = pytest.importorskip("mujoco")
+
+from offline_sim import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL, ObjectSpec,  # noqa: E402
+                         build_grasp_world, parallel_jaw, place_hand, pregrasp_candidates,
+                         simulate_grasp, start_collisions, three_finger)
+
+
+@pytest.fixture(scope="module")
+def jaw_box():
+    return build_grasp_world(ObjectSpec("box", "box", (0.05, 0.05, 0.08)), parallel_jaw())
+
+
+def test_candidates_are_collision_free_rotations_along_their_approach(jaw_box):
+    c = pregrasp_candidates(jaw_box, 80, seed=2)
+    assert len(c) == 80 and c.T_object_hand.shape == (80, 4, 4)
+    assert c.approach.shape == (80, 3) and c.preshape.shape == (80, 0)
+    for T, a in zip(c.T_object_hand, c.approach):
+        np.testing.assert_allclose(T[:3, :3].T @ T[:3, :3], np.eye(3), atol=1e-9)
+        np.testing.assert_allclose(T[:3, 2], a, atol=1e-9)
+        place_hand(jaw_box, T)
+        assert start_collisions(jaw_box) == []
+    # principal axes first: the box's 5 reachable faces (not from below, through the table)
+    src = c.source.tolist()
+    assert src[:src.index(SOURCE_SURFACE_NORMAL)] == [SOURCE_PRINCIPAL_AXIS] * src.index(SOURCE_SURFACE_NORMAL)
+    assert not np.any(c.approach[:, 2] > 0.99)  # nothing from under the table
+    g = jaw_box.hand.grasp_depth_m
+    # nominal depths, or backed off from one in 5 mm steps up to 3 cm beyond the surface
+    steps = (np.array([[g], [0.5 * g], [0.0]]) - 0.005 * np.arange(7)).ravel()
+    assert all(np.isclose(d, steps, atol=1e-9).any() for d in c.depth_m)
+    assert c.depth_m.min() >= -0.03 - 1e-9
+
+
+def test_candidates_are_seeded(jaw_box):
+    # past the (seed-free) principal-axis candidates, the sampled normals follow the seed
+    a = pregrasp_candidates(jaw_box, 80, seed=5)
+    b = pregrasp_candidates(jaw_box, 80, seed=5)
+    c = pregrasp_candidates(jaw_box, 80, seed=6)
+    np.testing.assert_array_equal(a.T_object_hand, b.T_object_hand)
+    assert not np.array_equal(a.T_object_hand, c.T_object_hand)
+
+
+def test_candidates_with_depths_and_rolls_and_none(jaw_box):
+    c = pregrasp_candidates(jaw_box, 1000, seed=0, n_normals=4, n_rolls=2, depths_m=(0.01, 0.02))
+    assert 0 < len(c) <= (6 + 4) * 2 * 2
+    assert set(np.round(c.depth_m, 6)) <= {0.01, 0.02}
+    empty = pregrasp_candidates(jaw_box, 0)
+    assert empty.T_object_hand.shape == (0, 4, 4) and empty.approach.shape == (0, 3)
+    with pytest.raises(ValueError, match="n must be an integer >= 0, got -1"):
+        pregrasp_candidates(jaw_box, -1)
+
+
+def test_some_top_down_candidate_lifts_the_box(jaw_box):
+    c = pregrasp_candidates(jaw_box, 1000, seed=0, n_normals=0, n_rolls=4)
+    top = [T for T, a in zip(c.T_object_hand, c.approach) if a[2] < -0.99]
+    assert top
+    assert max(simulate_grasp(jaw_box, T).measure_b for T in top) == 1.0
+
+
+def test_three_finger_candidates_on_a_cylinder_preshape():
+    world = build_grasp_world(ObjectSpec("c", "cylinder", (0.03, 0.12)), three_finger(spread_rad=0.4))
+    c = pregrasp_candidates(world, 5, seed=0)
+    assert len(c) == 5
+    np.testing.assert_allclose(c.preshape, 0.4)
+
+
+def test_a_hand_too_small_to_reach_around_stands_off_instead_of_giving_up():
+    from offline_sim import builtin_object, three_finger
+
+    bottle = builtin_object("bottle")  # three convex parts
+    world = build_grasp_world(bottle, three_finger(), R_table_object=bottle.stable_poses[0][:3, :3])
+    near = pregrasp_candidates(world, 10, seed=0, max_standoff_m=0.0)
+    backed = pregrasp_candidates(world, 10, seed=0)
+    assert len(backed) > len(near)
+    assert (backed.depth_m < 0).any()
+    for T in backed.T_object_hand:
+        place_hand(world, T)
+        assert start_collisions(world) == []

@@ -1,0 +1,130 @@
+"""Candidates evaluated by simulation under pose uncertainty, and the `db build` command."""
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+from offline_sim import (HandSource, MonteCarloSettings, ObjectSource, SimEvaluatorFactory,  # noqa: E402
+                         TrialMeasures, build_grasp_world, evaluate_under_uncertainty,
+                         ferrari_canny, invert, parallel_jaw, place_hand, simulate_grasp,
+                         start_collisions)
+from onboard.cli import main  # noqa: E402
+from scoring import GraspDatabase  # noqa: E402
+from tests.offline_sim.test_grasp_sim import BOX, PAD_HALF_M, top_down  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_edge_grasp_scores_lower_than_centred_under_pose_error():
+    world = build_grasp_world(BOX, parallel_jaw())
+
+    def under_error(T0):
+        def trial(T_err):
+            T = T0 if T_err is None else invert(T_err) @ T0
+            place_hand(world, T)
+            if T_err is not None and start_collisions(world):
+                return TrialMeasures(0.0, 0.0, 0.0)
+            out = simulate_grasp(world, T)
+            a = ferrari_canny(out.contacts.positions, out.contacts.normals, mu=0.8,
+                              torque_scale_m=0.05) if len(out.contacts.positions) else 0.0
+            return TrialMeasures(out.measure_b, out.measure_c, a)
+        return evaluate_under_uncertainty(trial, MonteCarloSettings(n_samples=12, seed=4,
+                                                                    early_discard=False))
+
+    centred = under_error(top_down(0.08, PAD_HALF_M))
+    edge = under_error(top_down(0.08, -PAD_HALF_M + 0.003))  # fingertips just over the edges
+    assert centred.success_rate > edge.success_rate
+    assert centred.success_rate * centred.c_mean > edge.success_rate * edge.c_mean
+    assert centred.a_mean > 0
+
+
+def test_evaluator_is_deterministic_and_records_its_diagnostics():
+    f = SimEvaluatorFactory(ObjectSource("box"), HandSource("parallel"), 3, seed=2,
+                            monte_carlo=MonteCarloSettings(n_samples=4))
+    a, b = f(), f()
+    assert len(a) == 3
+    ra, rb = a(1), b(1)
+    assert ra.quality == rb.quality and ra.samples_run == rb.samples_run
+    assert ra.seed == 2 * 1_000_003 + 1
+    assert 0.0 <= ra.quality <= 1.0 and ra.force_var is not None
+    with pytest.raises(IndexError, match="only 3 collision-free candidates"):
+        a(3)
+
+
+def build(*extra, out):
+    return main(["db", "build", "--objects", "builtin", "--hand", "parallel", "--out", str(out),
+                 *extra])
+
+
+def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, monkeypatch):
+    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box", "wedge"))
+    assert build("--candidates", "3", "--samples", "3", "--workers", "0", out=tmp_path / "a.db") == 0
+    assert build("--candidates", "3", "--samples", "3", "--workers", "2", out=tmp_path / "b.db") == 0
+    with GraspDatabase(tmp_path / "a.db") as a, GraspDatabase(tmp_path / "b.db") as b:
+        assert a.objects() == ["box", "wedge"]
+        for obj in ("box", "wedge"):
+            ta, tb = a.grasps(obj, "parallel"), b.grasps(obj, "parallel")
+            assert len(ta) == 3
+            np.testing.assert_array_equal(ta.candidate, tb.candidate)
+            np.testing.assert_array_equal(ta.quality, tb.quality)
+            assert (np.diff(ta.quality) <= 0).all()
+
+
+def test_db_build_refuses_bad_arguments_in_one_line(tmp_path, capsys):
+    assert build("--hand", "robotiq", out=tmp_path / "x.db") == 2
+    assert "--hand must be one of parallel, three_finger, underactuated" in capsys.readouterr().err
+    assert main(["db", "build", "--objects", str(tmp_path), "--hand", "parallel",
+                 "--out", str(tmp_path / "x.db")]) == 2
+    assert "no meshes" in capsys.readouterr().err
+    assert build("--candidates", "0", out=tmp_path / "x.db") == 2
+    assert "--candidates must be >= 1, got 0" in capsys.readouterr().err
+
+
+BUILD = """
+import sys
+sys.path.insert(0, {root!r})
+import offline_sim._evaluate as e
+e.BUILTIN_OBJECTS = ("box",)
+from onboard.cli import main
+sys.exit(main(["db", "build", "--objects", "builtin", "--hand", "parallel", "--candidates", "16",
+               "--samples", "6", "--workers", "1", "--out", sys.argv[1]]))
+"""
+
+
+def count(path):
+    try:
+        with GraspDatabase(path) as db:
+            return len(db.grasps("box", "parallel")) if "box" in db.objects() else 0
+    except Exception:  # noqa: BLE001 - not created yet
+        return 0
+
+
+def test_db_build_killed_and_run_again_loses_and_duplicates_nothing(tmp_path):
+    path = tmp_path / "g.db"
+    script = BUILD.format(root=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path)], start_new_session=True,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and count(path) < 1 and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = count(path)
+    assert partial >= 1
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert f"{partial} already there" in out.stdout
+    n = len(SimEvaluatorFactory(ObjectSource("box"), HandSource("parallel"), 16)())
+    with GraspDatabase(path) as db:
+        assert sorted(db.grasps("box", "parallel").candidate) == list(range(n))
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT COUNT(*) FROM grasps").fetchone()[0] == n
