@@ -18,9 +18,6 @@ from ._types import ObjectMask, SupportPlane
 
 log = logging.getLogger(__name__)
 
-# 4-neighbour offsets (row, column) used to hand cut pixels back to a component.
-_NEIGHBOURS = ((0, 1), (0, -1), (1, 0), (-1, 0))
-
 
 def _plane_through(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray) -> tuple:
     """Unit normals (K, 3), offsets (K,) and a non-degenerate flag (K,) of planes through
