@@ -174,7 +174,7 @@ class Silhouette:
         """4 x 4 ``T_base_tcp`` of one image-space grasp (see ``tcp_poses``)."""
         return self.tcp_poses(x_px, y_px, theta, tcp_to_tip_m=tcp_to_tip_m)[0]
 
-    def grasp_of(self, T_base_tcp: np.ndarray, *, tcp_to_tip_m: float = 0.0,
+    def grasp_of(self, T_base_tcp: np.ndarray, *,
                  angle_tol: float = 1e-6) -> tuple[float, float, float]:
         """(x_px, y_px, θ) of a TCP pose, θ in [0, 2π): the inverse of ``tcp_pose``.
 
