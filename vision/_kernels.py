@@ -366,3 +366,44 @@ def extent_above(grid, tip):
                 sy += y
                 x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
     return n, sx / max(n, 1), sy / max(n, 1), x0, y0, x1, y1
+
+
+@nb.njit(cache=True)
+def fill_from_neighbours(depth, mask, valid, out):
+    """out (h, w) float32: depth where mask and valid; masked pixels without a reading take the
+    mean depth of their 4-neighbours filled in the previous layer, layer after layer from the
+    readings inwards (through masked pixels only); NaN where nothing reaches or off the mask.
+    Returns how many masked pixels stay unfilled."""
+    h, w = depth.shape
+    todo = 0
+    for r in range(h):
+        for c in range(w):
+            if mask[r, c] and valid[r, c]:
+                out[r, c] = depth[r, c]
+            else:
+                out[r, c] = np.nan
+                if mask[r, c]:
+                    todo += 1
+    nxt = out.copy()
+    while todo > 0:
+        grew = 0
+        for r in range(h):
+            for c in range(w):
+                if not mask[r, c] or out[r, c] == out[r, c]:  # off the mask, or filled
+                    continue
+                s, n = 0.0, 0
+                for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+                    r2, c2 = r + dr, c + dc
+                    if 0 <= r2 < h and 0 <= c2 < w:
+                        v = out[r2, c2]
+                        if v == v:
+                            s += v
+                            n += 1
+                if n > 0:
+                    nxt[r, c] = s / n
+                    grew += 1
+        if grew == 0:
+            break
+        out[:, :] = nxt
+        todo -= grew
+    return todo

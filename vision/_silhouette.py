@@ -11,7 +11,7 @@ from drivers.camera import RGBDFrame
 
 from ._base import check_frame
 from ._camera import ray_axes
-from ._kernels import extent_above, plane_grid, rasterise_surface
+from ._kernels import extent_above, fill_from_neighbours, plane_grid, rasterise_surface
 from ._types import ObjectMask, Silhouette, SupportPlane, check_mask
 
 # Share of an object's points taken as outliers when finding its first point along the
@@ -41,25 +41,13 @@ def plane_axes(approach: np.ndarray, x_hint: np.ndarray, y_hint: np.ndarray) -> 
     y = z × x."""
     z = approach
     x = x_hint - (x_hint @ z) * z
-    if np.linalg.norm(x) < 1e-3:
+    if x @ x < 1e-6:
         x = y_hint - (y_hint @ z) * z
-    x = x / np.linalg.norm(x)
-    return np.stack([x, np.cross(z, x), z], axis=1)
-
-
-def _fill_depth(depth: np.ndarray, mask: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """depth with every masked pixel that has no reading given its nearest masked reading's
-    depth (sensor holes); (h, w) crops, float32. The mask must hold a reading."""
-    holes = mask & ~valid
-    if not holes.any():
-        return depth
-    src = np.where(mask & valid, 0, 1).astype(np.uint8)
-    # Label of the nearest zero pixel; zero pixels are labelled 1.. in row-major order.
-    _, lab = cv2.distanceTransformWithLabels(src, cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL)
-    source = np.flatnonzero(src.ravel() == 0)
-    out = depth.copy()
-    out[holes] = depth.ravel()[source[lab[holes] - 1]]
-    return out
+    x = x / math.sqrt(x @ x)
+    y = (z[1] * x[2] - z[2] * x[1], z[2] * x[0] - z[0] * x[2], z[0] * x[1] - z[1] * x[0])
+    R = np.empty((3, 3))
+    R[:, 0], R[:, 1], R[:, 2] = x, y, z
+    return R
 
 
 def _to_plane(frame: RGBDFrame, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +72,11 @@ def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray) -> tuple[np.n
         ok = d > 0  # NaN compares False
     if not (m & ok).any():
         return empty
-    d = _fill_depth(d, m, ok)
+    # Sensor holes in the mask take their neighbours' depth, layer by layer from the readings.
+    filled = np.empty((h, w), np.float32)
+    fill_from_neighbours(d, m, ok, filled)
+    m = m & (filled == filled)  # a masked region with no reading at all stays out
+    d = filled
     rx, ry = ray_axes(frame.intrinsics)
     M, b = _to_plane(frame, R)
     grid = np.empty((h, w, 3))
@@ -127,7 +119,8 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
         default the camera's x axis, so a camera looking along the approach sees the
         silhouette the way it sees the image.
 
-    Sensor holes in the mask (pixels with no reading) take their nearest reading's depth.
+    Sensor holes in the mask (pixels with no reading) take their neighbours' depth, filled
+    inwards from the readings around them.
     The samples are drawn as a surface: triangles between image neighbours, except across
     steps in depth (neighbours more than MAX_STEP_FACTOR times their usual spacing apart).
     Raises ValueError for a frame without T_base_camera or a mask without any reading.

@@ -46,7 +46,7 @@ def _refit(points: np.ndarray, n: np.ndarray, off: float, tol: float) -> tuple[n
 
 
 def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iterations: int = 256,
-                      stride: int = 5, eval_points: int = 1500, min_fraction: float = 0.2,
+                      stride: int = 5, eval_points: int = 600, min_fraction: float = 0.2,
                       max_tilt_rad: float | None = math.radians(30.0),
                       max_range_m: float = 5.0, seed: int | None = 0) -> SupportPlane | None:
     """The dominant plane of a frame's depth (RANSAC, then least squares on its inliers), or

@@ -264,3 +264,35 @@ def test_rasterise_surface_matches_the_reference():
     ref = reference_raster(grid, 0.01, -0.005, -0.005, 1000.0, 0.007, (60, 70))
     np.testing.assert_array_equal(out.view(bool), ref)
     assert 0.1 < ref.mean() < 0.35  # a real share of the image: the comparison means something
+
+
+def reference_fill(depth, mask, valid):
+    """Masked pixels without a reading take the mean of their 4-neighbours filled by the
+    previous layer, until nothing changes."""
+    out = np.where(mask & valid, depth, np.nan)
+    while True:
+        vals = [shifted(out, dr, dc, np.nan) for dr, dc in SHIFTS]
+        n = sum(~np.isnan(v) for v in vals)
+        total = sum(np.nan_to_num(v) for v in vals)
+        grow = mask & np.isnan(out) & (n > 0)
+        if not grow.any():
+            return out
+        out = np.where(grow, total / np.maximum(n, 1), out)
+
+
+def test_fill_from_neighbours_matches_the_reference():
+    from vision._kernels import fill_from_neighbours
+
+    rng = np.random.default_rng(8)
+    depth = rng.uniform(0.5, 0.9, (30, 40)).astype(np.float32)
+    mask = np.zeros((30, 40), bool)
+    mask[5:25, 5:35] = True
+    mask[2:4, 2:4] = True                  # a masked island with no reading at all
+    valid = rng.random((30, 40)) > 0.4
+    valid[10:20, 10:20] = False            # a big sensor hole
+    valid[2:4, 2:4] = False
+    out = np.empty((30, 40), np.float32)
+    left = fill_from_neighbours(depth, mask, valid, out)
+    ref = reference_fill(depth.astype(np.float64), mask, valid)
+    np.testing.assert_allclose(out, ref, rtol=1e-6, equal_nan=True)
+    assert left == 4 and np.isnan(out[2:4, 2:4]).all() and not np.isnan(out[mask][4:]).any()
