@@ -60,6 +60,14 @@ def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iteration
     Same seed, same plane.
     """
     frame = check_frame(frame)
+    for key, v in (("iterations", iterations), ("stride", stride), ("eval_points", eval_points)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"fit_support_plane: {key} must be an integer >= 1, got {v!r}")
+    if not (math.isfinite(tolerance_m) and tolerance_m > 0):
+        raise ValueError(f"fit_support_plane: tolerance_m must be finite and > 0, got {tolerance_m!r}")
+    if max_tilt_rad is not None and not 0 < max_tilt_rad <= math.pi / 2:
+        raise ValueError(f"fit_support_plane: max_tilt_rad must be in (0, pi/2] or None, "
+                         f"got {max_tilt_rad!r}")
     intr = frame.intrinsics
     rx, ry = ray_axes(intr)
     d = frame.depth_m[::stride, ::stride]
@@ -176,6 +184,9 @@ class TabletopSegmenter(Segmenter):
         if not min_area_m2 < max_area_m2:
             raise ValueError(f"TabletopSegmenter: min_area_m2 must be < max_area_m2, got "
                              f"{min_area_m2!r} and {max_area_m2!r}")
+        if max_tilt_rad is not None and not 0 < max_tilt_rad <= math.pi / 2:
+            raise ValueError(f"TabletopSegmenter: max_tilt_rad must be in (0, pi/2] or None, "
+                             f"got {max_tilt_rad!r}")
         if not 0.0 < min_plane_fraction <= 1.0:
             raise ValueError(f"TabletopSegmenter: min_plane_fraction must be in (0, 1], got "
                              f"{min_plane_fraction!r}")

@@ -105,7 +105,31 @@ def test_last_plane_is_kept_for_silhouettes():
     (dict(min_plane_fraction=0.0), r"min_plane_fraction must be in \(0, 1\], got 0.0"),
     (dict(min_seed_px=2.5), r"min_seed_px must be an integer >= 1, got 2.5"),
     (dict(jump_m=float("nan")), r"jump_m must be finite and > 0, got nan"),
+    (dict(max_tilt_rad=2.0), r"max_tilt_rad must be in \(0, pi/2\] or None, got 2.0"),
+    (dict(hole_claim_px=-1), r"hole_claim_px must be an integer >= 0, got -1"),
 ])
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TabletopSegmenter(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(iterations=0), r"iterations must be an integer >= 1, got 0"),
+    (dict(stride=1.5), r"stride must be an integer >= 1, got 1.5"),
+    (dict(tolerance_m=0.0), r"tolerance_m must be finite and > 0, got 0.0"),
+])
+def test_bad_plane_fit_settings_are_named(kwargs, message):
+    frame = render(Scene([]), DOWN)
+    with pytest.raises(ValueError, match=message):
+        fit_support_plane(frame, **kwargs)
+
+
+def test_a_tilted_support_is_found_with_the_tilt_check_off():
+    """A ramp at 40 deg: refused as a level support by default, found with max_tilt_rad=None."""
+    from .synth import Box, pose
+    ramp = Box(pose((0.0, 0.0, 0.0), 0.0, math.radians(40)), (0.5, 0.5, 0.01))
+    frame = render(Scene([ramp], table_half=0.0), DOWN, table=False)
+    assert fit_support_plane(frame) is None
+    plane = fit_support_plane(frame, max_tilt_rad=None)
+    n_base, _ = plane.in_base(frame.T_base_camera)
+    assert math.degrees(math.acos(abs(n_base[2]))) == pytest.approx(40, abs=0.5)
