@@ -21,8 +21,10 @@ from ._types import Intrinsics, RGBDFrame
 # recording are still noticed.
 WAIT_SLICE_S = 0.1
 # librealsense 2.59 marks a playback "stopped" when its reader reaches the end of the file, which
-# can be before the last framesets have left the syncer: how long to wait for those.
-END_GRACE_S = 0.2
+# can be before the last framesets have left the syncer: how long to wait for those (a loaded
+# machine has been seen to take over 0.3 s to hand one on).
+END_GRACE_S = 1.0
+REAL_TIME_GRACE_S = 0.3  # plus one frame interval, in real-time playback
 
 
 def choose_serial(wanted: str | None, attached: Sequence[tuple[str, str]]) -> str:
@@ -229,6 +231,7 @@ class RealSenseCamera(Camera):
             raise CameraError(f"{self.source}: colour format {color.format().name} is not "
                               f"supported ({', '.join(_RGB_ORDER)} are)")
         self._rgb_order = _RGB_ORDER[color.format().name]
+        self._frame_interval_s = 1.0 / max(1, color.fps())
         self._depth_scale_m = float(profile.get_device().first_depth_sensor().get_depth_scale())
         color_intr = color.get_intrinsics()
         try:
@@ -275,8 +278,17 @@ class RealSenseCamera(Camera):
             left = WAIT_SLICE_S if deadline is None else deadline - time.monotonic()
             frames = self._wait(min(WAIT_SLICE_S, max(left, 0.001)))
             if frames is None and self._playback_stopped():
-                frames = self._wait(END_GRACE_S)
-                if frames is None:
+                # The reader stops at the file's end while frames may still be on their way.
+                # As fast as read, nothing else can make a frame late, so wait the grace out
+                # whatever the caller's timeout; in real time the next frame can be a frame
+                # interval away, and a caller's shorter timeout is a real timeout.
+                if self._real_time:
+                    grace = REAL_TIME_GRACE_S + self._frame_interval_s
+                    short = deadline is not None and deadline - time.monotonic() < grace
+                else:
+                    grace, short = END_GRACE_S, False
+                frames = self._wait(max(deadline - time.monotonic(), 0.001) if short else grace)
+                if frames is None and not short:
                     raise self._end()
             if frames is not None:
                 frame = self._to_frame(frames)
