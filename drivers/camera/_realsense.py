@@ -24,7 +24,7 @@ WAIT_SLICE_S = 0.1
 # can be before the last framesets have left the syncer: how long to wait for those (a loaded
 # machine has been seen to take over 0.3 s to hand one on).
 END_GRACE_S = 1.0
-REAL_TIME_GRACE_S = 0.3  # plus one frame interval, in real-time playback
+REAL_TIME_GRACE_S = 0.5  # plus two frame intervals, in real-time playback
 
 
 def choose_serial(wanted: str | None, attached: Sequence[tuple[str, str]]) -> str:
@@ -281,9 +281,10 @@ class RealSenseCamera(Camera):
                 # The reader stops at the file's end while frames may still be on their way.
                 # As fast as read, nothing else can make a frame late, so wait the grace out
                 # whatever the caller's timeout; in real time the next frame can be a frame
-                # interval away, and a caller's shorter timeout is a real timeout.
+                # interval away or more on a loaded machine, and a caller's shorter timeout is
+                # a real timeout.
                 if self._real_time:
-                    grace = REAL_TIME_GRACE_S + self._frame_interval_s
+                    grace = REAL_TIME_GRACE_S + 2.0 * self._frame_interval_s
                     short = deadline is not None and deadline - time.monotonic() < grace
                 else:
                     grace, short = END_GRACE_S, False
