@@ -1,0 +1,376 @@
+"""Kinematic grasp closing against a fixed object, and Weisz & Allen's P(force closure).
+
+Weisz & Allen (sec. II-A) run GraspIt!'s grasping heuristic with the object held still: the
+hand approaches along its approach direction and stops at the pre-grasp or at the first
+contact, then every finger joint closes until it is blocked by contact or by its limit; ε of
+the contacts reached decides force closure. Here MuJoCo does the geometry: the hand moves by
+writing joint positions (mj_kinematics) and the gaps come from its collision detection with a
+contact margin (mj_collision reports every pair closer than the margin, with its distance), so
+no dynamics runs and the object never moves.
+
+Motion is by conservative advancement: each step moves every free point of the hand by at
+most the gap in front of it, so nothing passes through the object, and gaps shrink
+geometrically to the contact tolerance instead of creeping in fixed small steps.
+
+Departures from the paper (GraspIt! is not available; these are ours):
+- Joints close at their drive speeds with no load (Kim eq. 1 at τ = 0), a tendon's speed split
+  over its joints as compliant joints share it at rest (coefficient over stiffness). A joint
+  stops when any link it carries touches the object or the table, so a BH8 finger whose
+  proximal link is blocked curls its distal one on, as GraspIt!'s autograsp does.
+- Joints coupled by an equality (a parallel jaw's mimic finger) start with the ratio of the
+  coupling but stop independently: with the object fixed, a coupled jaw would otherwise stop
+  at the first pad, where the real object would be pushed to the second.
+- Phases 1a and 2a (withdrawing and re-opening the hand) collapse into starting the approach
+  from the pre-grasp posture, which our candidates already hold open; phase 2b (approaching
+  further for non-fingertip grasps) is left out, as in our dynamic simulation.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._frames import invert, matrix_to_quat, pose
+from ._grasp_sim import GraspWorld, _object_points
+from ._uncertainty import grid_transforms, pfc_grid, probability_of_force_closure
+from ._wrench import ferrari_canny
+
+
+@dataclass(frozen=True)
+class ClosingSettings:
+    """Tolerances and limits of the kinematic closing (metres).
+
+    contact_tol_m : a gap this small is a contact (motion stops there);
+    margin_m : gaps are measured up to this distance (MuJoCo's contact margin on hand geoms),
+        which also caps one step; withdraw_m : how far back along the approach the hand starts
+        (None: the object's bounding radius plus 1 cm); table : whether the table blocks the
+        hand and fingers; max_steps : cap on steps per phase (a stuck search ends there).
+    """
+
+    contact_tol_m: float = 5e-4
+    margin_m: float = 0.02
+    withdraw_m: float | None = None
+    table: bool = True
+    max_steps: int = 400
+
+    def __post_init__(self) -> None:
+        if not 0 < self.contact_tol_m < self.margin_m:
+            raise ValueError(f"ClosingSettings: need 0 < contact_tol_m < margin_m, got "
+                             f"{self.contact_tol_m!r} and {self.margin_m!r}")
+        if self.withdraw_m is not None and not self.withdraw_m >= 0:
+            raise ValueError(f"ClosingSettings: withdraw_m must be >= 0, got {self.withdraw_m!r}")
+        if self.max_steps < 1:
+            raise ValueError(f"ClosingSettings: max_steps must be >= 1, got {self.max_steps!r}")
+
+
+@dataclass(frozen=True)
+class ClosedGrasp:
+    """The contacts a kinematic closing reached, in the object frame of the nominal pose.
+
+    positions : (K, 3) metres; normals : (K, 3) unit, into the object; links : (K,) index into
+    HandModel.links; start_collision : the hand overlapped the object or table where the
+    approach starts (no grasp); reached_pregrasp : the approach ran its full length;
+    steps : kinematic steps taken in both phases.
+    """
+
+    positions: np.ndarray
+    normals: np.ndarray
+    links: np.ndarray
+    start_collision: bool
+    reached_pregrasp: bool
+    steps: int
+
+
+@dataclass(frozen=True)
+class PfcResult:
+    """P(fc) over a grid and what it took: epsilons (N,) per grid pose, the nominal ε, the
+    rotation centre (world, the centroid of the nominal contacts), steps and wall seconds."""
+
+    pfc: float
+    epsilons: np.ndarray
+    nominal_epsilon: float
+    centre_world: np.ndarray
+    mean_steps: float
+    wall_s: float
+
+
+def _closing_joints(m, world: GraspWorld) -> tuple[np.ndarray, np.ndarray]:
+    """(joint ids, speeds) of the hand joints the drives move, speeds signed to close (rad/s
+    or m/s), equality-coupled joints included."""
+    import mujoco
+
+    rate: dict[int, float] = {}
+    for a, v in zip(world.act_ids, world.act_speed * world.act_sign):
+        if m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
+            j = int(m.actuator_trnid[a, 0])
+            rate[j] = rate.get(j, 0.0) + float(v)
+        elif m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_TENDON:
+            t = int(m.actuator_trnid[a, 0])
+            adr, num = m.tendon_adr[t], m.tendon_num[t]
+            joints = m.wrap_objid[adr:adr + num].astype(int)
+            coef = m.wrap_prm[adr:adr + num].astype(float)
+            if np.any(m.wrap_type[adr:adr + num] != mujoco.mjtWrap.mjWRAP_JOINT):
+                raise ValueError(f"hand {world.hand.name!r}: kinematic closing needs fixed "
+                                 f"tendons; tendon {t} is spatial")
+            stiff = m.jnt_stiffness[joints]
+            # at rest, springs k share a tendon displacement as c/k (no springs: as c)
+            w = coef / stiff if np.all(stiff > 0) else coef
+            for j, share in zip(joints, float(v) * w / float(coef @ w)):
+                rate[int(j)] = rate.get(int(j), 0.0) + share
+        else:
+            raise ValueError(f"hand {world.hand.name!r}: actuator {a} drives neither a joint nor a "
+                             f"fixed tendon; kinematic closing cannot follow it")
+    for e in range(m.neq):
+        involved = {int(m.eq_obj1id[e]), int(m.eq_obj2id[e])}
+        if m.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT:
+            j1, j2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+            if j2 in rate and j1 not in rate:  # joint1 = c0 + c1 joint2 (+ higher terms)
+                rate[j1] = float(m.eq_data[e, 1]) * rate[j2]
+        elif any(world.hand_body[b] for b in involved if 0 <= b < m.nbody):
+            raise ValueError(f"hand {world.hand.name!r}: equality {e} closes a linkage loop; kinematic "
+                             f"closing supports joint couplings only")
+    ids = np.array(sorted(rate), np.int64)
+    return ids, np.array([rate[j] for j in ids])
+
+
+class KinematicCloser:
+    """Kinematic closing of one world's hand on its object, fixed at any displaced pose.
+
+    Holds its own copy of the world's model (hand geoms given a contact margin, object-table
+    pairs switched off) and data, so the world's dynamic simulation is untouched.
+    """
+
+    def __init__(self, world: GraspWorld, settings: ClosingSettings = ClosingSettings()) -> None:
+        import mujoco
+
+        self.world, self.settings = world, settings
+        m = copy.deepcopy(world.model)
+        self.model, self.data = m, mujoco.MjData(m)
+        hand_geom = world.hand_body[m.geom_bodyid]
+        obj_geom = m.geom_bodyid == world.object_body
+        hand_geom &= (m.geom_contype != 0) | (m.geom_conaffinity != 0)
+        m.geom_margin[hand_geom] = settings.margin_m
+        m.geom_gap[:] = 0.0
+        # the midphase's bounding boxes are the compiled ones, without the margin set here,
+        # so it would drop the pairs whose gap we need; the broadphase alone includes it
+        m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_MIDPHASE
+        # the table collides with the hand only (contype 0, conaffinity 2): object-table
+        # pairs cost narrow-phase time every step and the object does not move anyway
+        t = world.table_geom
+        m.geom_contype[t], m.geom_conaffinity[t] = (0, 2) if settings.table else (0, 0)
+        self.hand_geoms = np.flatnonzero(hand_geom)
+        self.obstacle = obj_geom.copy()
+        self.obstacle[t] = settings.table
+        self.is_object = obj_geom
+        self.joints, self.speeds = _closing_joints(m, world)
+        self.qadr = m.jnt_qposadr[self.joints]
+        lo, hi = m.jnt_range[self.joints].T
+        limited = m.jnt_limited[self.joints].astype(bool)
+        # the limit in the closing direction (a closing speed < 0 runs to the lower one)
+        self.limit = np.where(limited, np.where(self.speeds > 0, hi, lo),
+                              np.where(self.speeds > 0, np.inf, -np.inf))
+        self.hinge = m.jnt_type[self.joints] == mujoco.mjtJoint.mjJNT_HINGE
+        # carries[j, g]: joint j moves hand geom g (g's body is the joint's body or below it)
+        gb = m.geom_bodyid[self.hand_geoms]
+        carries = np.zeros((len(self.joints), len(self.hand_geoms)), bool)
+        for i, j in enumerate(self.joints):
+            jb = m.jnt_bodyid[j]
+            for k, b in enumerate(gb):
+                while b > jb:
+                    b = m.body_parentid[b]
+                carries[i, k] = b == jb
+        self.carries = carries
+        self.carrier_qadr = np.array([m.jnt_qposadr[m.actuator_trnid[a, 0]]
+                                      for a in world.carrier_actuators])
+        # the object's bounding radius about its frame: the torque scale of ε and how far
+        # back an approach starts clear of it
+        self.radius_m = float(np.linalg.norm(_object_points(world.obj), axis=1).max())
+        self.withdraw_m = settings.withdraw_m if settings.withdraw_m is not None else self.radius_m + 0.01
+
+    def _gaps(self) -> tuple[np.ndarray, int]:
+        """Per hand geom the smallest gap (m, capped at the margin) to an obstacle, after
+        kinematics and collision at the current qpos; and the number of contacts."""
+        import mujoco
+
+        m, d = self.model, self.data
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_collision(m, d)
+        gap = np.full(m.ngeom, self.settings.margin_m)
+        n = d.ncon
+        if n:
+            g1, g2, dist = d.contact.geom1[:n], d.contact.geom2[:n], d.contact.dist[:n]
+            # every pair is hand-obstacle (hand geoms do not collide with each other)
+            np.minimum.at(gap, np.where(self.obstacle[g2], g1, g2), dist)
+        return gap[self.hand_geoms], n
+
+    def _set_start(self, T_object_hand: np.ndarray, T_displace: np.ndarray | None,
+                   preshape: np.ndarray | None) -> np.ndarray:
+        """Object at its displaced resting pose, hand mount at the pre-grasp, joints open;
+        returns the approach direction (world)."""
+        m, d, w = self.model, self.data, self.world
+        d.qpos[:] = m.qpos0
+        T_wo = w.T_world_object if T_displace is None else np.asarray(T_displace) @ w.T_world_object
+        q = w.object_qposadr
+        d.qpos[q:q + 3] = T_wo[:3, 3]
+        d.qpos[q + 3:q + 7] = matrix_to_quat(T_wo[:3, :3])
+        # the hand is planned against the nominal pose: it does not know the object moved
+        T_w_tcp = w.T_world_object @ np.asarray(T_object_hand, np.float64)
+        T_w_root = T_w_tcp @ invert(w.T_root_tcp)
+        m.body_pos[w.mount_body] = T_w_root[:3, 3]
+        m.body_quat[w.mount_body] = matrix_to_quat(T_w_root[:3, :3])
+        values = w.preshape_value if preshape is None else np.asarray(preshape, np.float64)
+        d.qpos[w.preshape_qposadr] = values
+        return T_w_tcp[:3, 2]
+
+    def close(self, T_object_hand: np.ndarray, T_displace: np.ndarray | None = None,
+              preshape: np.ndarray | None = None) -> ClosedGrasp:
+        """Approach and close on the object displaced by T_displace (4, 4, world; None: at
+        rest) with the hand planned at T_object_hand (TCP in the nominal object frame)."""
+        s, d = self.settings, self.data
+        tol = s.contact_tol_m
+        approach = self._set_start(T_object_hand, T_displace, preshape)
+        travel = self.withdraw_m
+        steps = 0
+        d.qpos[self.carrier_qadr] = -travel * approach
+        gap, _ = self._gaps()
+        if gap.min() < -tol:  # the displaced object sits where the hand starts
+            return self._result(True, False, steps)
+        # approach: the whole hand translates, so every point moves by the step itself
+        while travel > 0 and gap.min() >= tol and steps < s.max_steps:
+            step = min(travel, gap.min() - 0.5 * tol)
+            travel -= step
+            d.qpos[self.carrier_qadr] = -travel * approach
+            gap, _ = self._gaps()
+            steps += 1
+        reached = travel <= 0
+        q = d.qpos[self.qadr].copy()
+        moving = np.ones(len(self.joints), bool)
+        for _ in range(s.max_steps):
+            blocked = (self.carries & (gap < tol)[None, :]).any(axis=1)
+            moving &= ~blocked & (q != self.limit)
+            if not moving.any():
+                break
+            lever = self._levers()
+            # fastest a point of geom g can move per second of closing: its joints' speeds
+            # times their lever arms (an upper bound, so the step never overshoots the gap)
+            rate = (np.abs(self.speeds)[:, None] * lever * (self.carries & moving[:, None])).sum(axis=0)
+            live = rate > 0
+            dt = float(np.min((np.maximum(gap[live], tol) - 0.5 * tol) / rate[live]))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                to_limit = np.where(moving, (self.limit - q) / self.speeds, np.inf)
+            dt = min(dt, float(to_limit.min()))
+            q = np.where(moving, q + self.speeds * dt, q)
+            q = np.where(moving & ((q - self.limit) * np.sign(self.speeds) >= 0), self.limit, q)
+            d.qpos[self.qadr] = q
+            gap, _ = self._gaps()
+            steps += 1
+        return self._result(False, reached, steps)
+
+    def _levers(self) -> np.ndarray:
+        """(joints, hand geoms) metres a point of each geom moves per unit of each joint: the
+        reach from a hinge's anchor (distance to the anchor plus the geom's bounding radius),
+        or 1 for a slide."""
+        m, d = self.model, self.data
+        reach = np.linalg.norm(d.geom_xpos[self.hand_geoms][None, :, :]
+                               - d.xanchor[self.joints][:, None, :], axis=2)
+        reach += m.geom_rbound[self.hand_geoms][None, :]
+        return np.where(self.hinge[:, None], reach, 1.0)
+
+    def _result(self, start_collision: bool, reached: bool, steps: int) -> ClosedGrasp:
+        """Hand-object contacts within twice the tolerance, in the nominal object frame."""
+        m, d, w = self.model, self.data, self.world
+        n = d.ncon
+        empty = ClosedGrasp(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, np.int32),
+                            start_collision, reached, steps)
+        if start_collision or n == 0:
+            return empty
+        g1, g2, dist = d.contact.geom1[:n], d.contact.geom2[:n], d.contact.dist[:n]
+        obj1, obj2 = self.is_object[g1], self.is_object[g2]
+        hand_g = np.where(obj2, g1, g2)
+        link = w.link_of_body[m.geom_bodyid[hand_g]]
+        keep = np.flatnonzero((obj1 | obj2) & (link >= 0) & (dist < 2.0 * self.settings.contact_tol_m))
+        if keep.size == 0:
+            return empty
+        normals = self._pair_normals(hand_g[keep], np.where(obj2, g2, g1)[keep])
+        # contacts in the displaced object's own frame: where on the object the hand landed
+        b = w.object_body
+        T_ow = invert(pose(d.xmat[b].reshape(3, 3), d.xpos[b]))
+        pos = d.contact.pos[keep] @ T_ow[:3, :3].T + T_ow[:3, 3]
+        return ClosedGrasp(pos, normals @ T_ow[:3, :3].T, link[keep].astype(np.int32),
+                           False, reached, steps)
+
+    def _pair_normals(self, hand_geoms: np.ndarray, object_geoms: np.ndarray) -> np.ndarray:
+        """(K, 3) world normals into the object, one per contact, from the closest points of
+        its geom pair. Closing stops with a small gap, so the pair is apart and the line
+        between its closest points is the true normal; the contact's own normal can be the
+        other face's where a box's corner meets a face (MuJoCo's box-box collider)."""
+        import mujoco
+
+        m, d = self.model, self.data
+        out = np.zeros((len(hand_geoms), 3))
+        fromto = np.zeros(6)
+        for pair in set(zip(hand_geoms.tolist(), object_geoms.tolist())):
+            dist = mujoco.mj_geomDistance(m, d, pair[0], pair[1], self.settings.margin_m, fromto)
+            n = fromto[3:] - fromto[:3]  # from the hand geom to the object geom
+            if dist <= 1e-9 or not np.linalg.norm(n) > 0:
+                # touching or overlapping: the contact frame's normal (hand -> object) stands
+                sel = np.flatnonzero((hand_geoms == pair[0]) & (object_geoms == pair[1]))
+                for i in sel:
+                    out[i] = self._contact_normal(pair[0], pair[1])
+                continue
+            out[(hand_geoms == pair[0]) & (object_geoms == pair[1])] = n / np.linalg.norm(n)
+        return out
+
+    def _contact_normal(self, hand_geom: int, object_geom: int) -> np.ndarray:
+        """The first contact's normal of a hand/object geom pair, pointing into the object."""
+        d = self.data
+        n = d.ncon
+        g1, g2 = d.contact.geom1[:n], d.contact.geom2[:n]
+        i = int(np.flatnonzero(((g1 == hand_geom) & (g2 == object_geom))
+                               | ((g2 == hand_geom) & (g1 == object_geom)))[0])
+        normal = d.contact.frame[i, :3]  # from geom1 to geom2
+        return normal if g2[i] == object_geom else -normal
+
+    def epsilon(self, grasp: ClosedGrasp, mu: float, torque_scale_m: float) -> float:
+        """Ferrari-Canny ε of the contacts (0 without any)."""
+        if len(grasp.positions) == 0:
+            return 0.0
+        return ferrari_canny(grasp.positions, grasp.normals, mu=mu, torque_scale_m=torque_scale_m)
+
+    def pfc(self, T_object_hand: np.ndarray, preshape: np.ndarray | None = None, *,
+            grid: np.ndarray | None = None, mu: float = 0.8, torque_scale_m: float | None = None,
+            delta: float = 0.001, progress=None) -> PfcResult:
+        """Weisz & Allen's P(fc) of one grasp: close on every (x, y, θ) displacement of the
+        grid (default ±10 mm, ±20°, 1 mm / 1°: 18,081 poses), turning about the centroid of the
+        nominal contacts in the table plane; P(fc) = share of poses with ε > delta.
+        torque_scale_m : default the object's radius; progress : callable(done, total) or None."""
+        import time
+
+        t0 = time.perf_counter()
+        w = self.world
+        if torque_scale_m is None:
+            torque_scale_m = getattr(w.obj, "radius_m", None) or self.radius_m
+        g = pfc_grid() if grid is None else np.asarray(grid, np.float64)
+        nominal = self.close(T_object_hand, None, preshape)
+        eps0 = self.epsilon(nominal, mu, torque_scale_m)
+        T_wo = w.T_world_object
+        centre = (T_wo[:3, :3] @ nominal.positions.mean(axis=0) + T_wo[:3, 3]
+                  if len(nominal.positions) else (T_wo @ np.asarray(T_object_hand))[:3, 3])
+        transforms = grid_transforms(g, centre, (0.0, 0.0, 1.0))
+        eps = np.zeros(len(g))
+        steps = 0
+        for i, T in enumerate(transforms):
+            grasp = self.close(T_object_hand, T, preshape)
+            eps[i] = self.epsilon(grasp, mu, torque_scale_m)
+            steps += grasp.steps
+            if progress is not None:
+                progress(i + 1, len(g))
+        return PfcResult(probability_of_force_closure(eps, delta), eps, eps0, centre,
+                         steps / max(len(g), 1), time.perf_counter() - t0)
+
+
+def coarse_pfc_grid(xy_step_m: float = 0.002, theta_step_rad: float = math.radians(2.0)) -> np.ndarray:
+    """Weisz & Allen's ranges (±10 mm, ±20°) at coarser steps: 2 mm / 2° gives 2,541 poses."""
+    return pfc_grid(xy_step_m=xy_step_m, theta_step_rad=theta_step_rad)

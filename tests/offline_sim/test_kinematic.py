@@ -1,0 +1,154 @@
+"""Kinematic closing against a fixed object and P(fc) (Weisz & Allen): fingers stop at the
+object, contacts land where the geometry says, the object never moves, and P(fc) ranks a
+centred grasp above an edge grasp."""
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+from offline_sim import (ClosingSettings, KinematicCloser, ObjectSpec, build_grasp_world,  # noqa: E402
+                         frame_from_approach, grid_transforms, load_mjcf_hand, parallel_jaw,
+                         pfc_grid, pose, simulate_grasp, three_finger, underactuated)
+
+BOX = ObjectSpec("box", "box", (0.05, 0.05, 0.08))  # full sizes: a 5 x 5 x 8 cm box
+
+
+def top_grasp(x_m: float = 0.0, depth_m: float = 0.02) -> np.ndarray:
+    """TCP above the box centre, approaching straight down, closing along the object's x."""
+    return pose(frame_from_approach(np.array([0.0, 0.0, -1.0]), 0.0), (x_m, 0.0, 0.04 - depth_m))
+
+
+@pytest.fixture(scope="module")
+def jaw_world():
+    return build_grasp_world(BOX, parallel_jaw())
+
+
+def test_parallel_jaw_pads_stop_on_the_box_faces_with_the_analytic_gap(jaw_world):
+    closer = KinematicCloser(jaw_world)
+    g = closer.close(top_grasp())
+    assert not g.start_collision and g.reached_pregrasp
+    assert set(g.links.tolist()) == {0, 1}
+    # contacts sit on the two faces x = +-25 mm, within the stopping tolerance
+    s = closer.settings
+    np.testing.assert_allclose(np.abs(g.positions[:, 0]), 0.025, atol=s.contact_tol_m)
+    # normals point into the box, along -+x
+    np.testing.assert_allclose(g.normals[:, 0], -np.sign(g.positions[:, 0]), atol=1e-6)
+    # ε of two opposed flat pads (four contacts each side) is positive: force closure
+    assert closer.epsilon(g, 0.8, 0.05) > 0.05
+
+
+def test_closing_never_moves_the_object_or_touches_the_dynamic_world(jaw_world):
+    before = simulate_grasp(jaw_world, top_grasp())
+    closer = KinematicCloser(jaw_world)
+    shifted = grid_transforms(np.array([[0.004, -0.003, math.radians(7.0)]]), np.zeros(3))[0]
+    closer.close(top_grasp(), shifted)
+    q = jaw_world.object_qposadr
+    np.testing.assert_allclose(closer.data.qpos[q:q + 3], (shifted @ jaw_world.T_world_object)[:3, 3])
+    after = simulate_grasp(jaw_world, top_grasp())
+    assert after.measure_b == before.measure_b and after.measure_c == before.measure_c
+
+
+def test_displaced_box_is_still_met_by_both_independently_stopping_pads(jaw_world):
+    closer = KinematicCloser(jaw_world)
+    T = grid_transforms(np.array([[0.008, 0.0, 0.0]]), np.zeros(3))[0]  # 8 mm along the closing axis
+    g = closer.close(top_grasp(), T)
+    assert set(g.links.tolist()) == {0, 1}
+    # in the box's own frame the contacts are still on its faces
+    np.testing.assert_allclose(np.abs(g.positions[:, 0]), 0.025, atol=closer.settings.contact_tol_m)
+
+
+def test_fingers_close_to_their_limits_in_air_and_give_no_grasp(jaw_world):
+    closer = KinematicCloser(jaw_world)
+    T_far = pose(np.eye(3), (0.3, 0.0, 0.0))  # the box moved 30 cm away
+    g = closer.close(top_grasp(), T_far)
+    assert len(g.positions) == 0 and closer.epsilon(g, 0.8, 0.05) == 0.0
+    np.testing.assert_allclose(closer.data.qpos[closer.qadr], closer.limit)
+
+
+def test_hand_starting_inside_the_displaced_object_counts_as_no_grasp(jaw_world):
+    closer = KinematicCloser(jaw_world, ClosingSettings(withdraw_m=0.0))
+    # the box moved 3 cm under a pad that starts right beside it
+    g = closer.close(top_grasp(), pose(np.eye(3), (0.03, 0.0, 0.0)))
+    assert g.start_collision and len(g.positions) == 0
+
+
+def test_bh8_finger_blocked_at_its_proximal_link_curls_its_distal_link_on():
+    hand = three_finger()
+    rb = 0.5 * hand.aperture_m
+    # a slab 3 cm thick held just below the palm, 3 mm inside the open fingers (capsules of
+    # 11 mm radius): the proximal links meet its edges, the distal ones hang below it. No
+    # table, so the fingertips may curl under the slab.
+    world = build_grasp_world(ObjectSpec("slab", "box", (2 * (rb - 0.014), 2 * rb, 0.03)), hand)
+    closer = KinematicCloser(world, ClosingSettings(table=False))
+    tcp_below_palm = 0.012 + 0.07  # three_finger's default proximal length
+    T = pose(frame_from_approach(np.array([0.0, 0.0, -1.0]), 0.0), (0.0, 0.0, 0.017 - tcp_below_palm))
+    g = closer.close(T)
+    names = {world.hand.links[k] for k in g.links.tolist()}
+    assert "f3_prox" in names, names
+    q = dict(zip((_joint_name(closer, j) for j in closer.joints), closer.data.qpos[closer.qadr]))
+    # the thumb's distal joint went far past its coupled third of the blocked proximal one
+    assert q["hand/f3_dist"] > q["hand/f3_prox"] / 3 + 0.3, q
+
+
+def _joint_name(closer, j):
+    import mujoco
+
+    return mujoco.mj_id2name(closer.model, mujoco.mjtObj.mjOBJ_JOINT, int(j))
+
+
+@pytest.mark.parametrize("make", [three_finger, underactuated])
+def test_multi_finger_hands_reach_force_closure_on_a_centred_box(make):
+    world = build_grasp_world(BOX, make())
+    closer = KinematicCloser(world)
+    g = closer.close(top_grasp(depth_m=0.0))
+    assert len(set(g.links.tolist())) >= 3
+    assert closer.epsilon(g, 0.8, 0.05) > 0.01
+
+
+def test_pfc_ranks_a_centred_jaw_grasp_above_one_at_the_box_edge(jaw_world):
+    closer = KinematicCloser(jaw_world)
+    grid = pfc_grid(xy_step_m=0.005, theta_step_rad=math.radians(10.0))  # 5 x 5 x 5 poses
+    centred = closer.pfc(top_grasp(), grid=grid)
+    # the 22 mm wide pads 30 mm off centre overlap the box by 6 mm: shifts of 5 and 10 mm
+    # leave them on its edge or beside it
+    edge = closer.pfc(top_grasp() @ pose(np.eye(3), (0.0, 0.03, 0.0)), grid=grid)
+    assert len(centred.epsilons) == 125
+    assert centred.pfc > edge.pfc
+    assert centred.pfc >= 0.5
+    assert centred.nominal_epsilon > 0
+
+
+def test_pfc_reports_progress_and_is_deterministic(jaw_world):
+    closer = KinematicCloser(jaw_world)
+    grid = pfc_grid(xy_step_m=0.01, theta_step_rad=math.radians(20.0))
+    seen = []
+    a = closer.pfc(top_grasp(), grid=grid, progress=lambda done, total: seen.append((done, total)))
+    b = closer.pfc(top_grasp(), grid=grid)
+    assert seen[-1] == (27, 27) and len(seen) == 27
+    np.testing.assert_array_equal(a.epsilons, b.epsilons)
+
+
+def test_hand_closed_by_a_linkage_loop_is_refused_with_its_name(tmp_path):
+    xml = """<mujoco><worldbody><body name="base"><geom type="box" size="0.03 0.02 0.01"/>
+      <site name="tcp" pos="0 0 0.05"/>
+      <body name="a" pos="0.03 0 0"><joint name="ja" type="slide" axis="-1 0 0" range="0 0.03"/>
+        <geom type="box" size="0.005 0.01 0.03" pos="0 0 0.03"/></body>
+      <body name="b" pos="-0.03 0 0"><joint name="jb" type="slide" axis="1 0 0" range="0 0.03"/>
+        <geom type="box" size="0.005 0.01 0.03" pos="0 0 0.03"/></body></body></worldbody>
+      <equality><connect body1="a" body2="b" anchor="0 0 0"/></equality>
+      <actuator><position name="close" joint="ja" kp="1000" forcerange="-20 20"/></actuator></mujoco>"""
+    path = tmp_path / "loop.xml"
+    path.write_text(xml)
+    hand = load_mjcf_hand(path, closing_actuators=["close"], links=["a", "b"], tcp_site="tcp")
+    world = build_grasp_world(BOX, hand)
+    with pytest.raises(ValueError, match="linkage loop"):
+        KinematicCloser(world)
+
+
+def test_bad_closing_settings_are_named():
+    with pytest.raises(ValueError, match="contact_tol_m < margin_m"):
+        ClosingSettings(contact_tol_m=0.05, margin_m=0.02)
+    with pytest.raises(ValueError, match="withdraw_m"):
+        ClosingSettings(withdraw_m=-1.0)
