@@ -107,6 +107,8 @@ class SimEvaluatorFactory:
 
     Candidate k's Monte Carlo trials use the seed (seed, k), so results do not depend on which
     worker runs it. mu : friction for measure A (the object's in the simulation).
+    pfc_steps : (xy metres, θ radians) grid steps of Weisz & Allen's P(fc) over ±10 mm, ±20°
+    by kinematic closing, e.g. (0.001, radians(1)) for their 18,081 poses; None: not computed.
     """
 
     obj: ObjectSource
@@ -115,6 +117,7 @@ class SimEvaluatorFactory:
     seed: int = 0
     monte_carlo: MonteCarloSettings = MonteCarloSettings()
     mu: float = 0.8
+    pfc_steps: tuple[float, float] | None = None
 
     def __call__(self) -> "SimEvaluator":
         return SimEvaluator(self)
@@ -132,6 +135,14 @@ class SimEvaluator:
         self.world = build_grasp_world(self.object, factory.hand.build(),
                                        R_table_object=self.object.stable_poses[0][:3, :3])
         self.candidates = pregrasp_candidates(self.world, factory.n_candidates, seed=factory.seed)
+        self.closer = self.pfc_grid = None
+        if factory.pfc_steps is not None:
+            from ._kinematic import KinematicCloser
+            from ._uncertainty import pfc_grid
+
+            self.closer = KinematicCloser(self.world)
+            xy, theta = factory.pfc_steps
+            self.pfc_grid = pfc_grid(xy_step_m=xy, theta_step_rad=theta)
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -166,11 +177,16 @@ class SimEvaluator:
         settings = dataclasses.replace(f.monte_carlo, seed=f.seed * 1_000_003 + k)
         r = evaluate_under_uncertainty(lambda T: self._trial(k, T, outcomes), settings)
         hold = outcomes[0].hold  # the nominal trial's contact-stability diagnostics
+        pfc = None
+        if self.closer is not None:
+            pfc = self.closer.pfc(self.candidates.T_object_hand[k], self.candidates.preshape[k],
+                                  grid=self.pfc_grid, mu=f.mu, torque_scale_m=self.object.radius_m).pfc
         return GraspRecord(
             candidate=k, T_object_hand=self.candidates.T_object_hand[k],
             nominal_ok=r.nominal.b > 0, samples_run=r.samples_run,
             discarded_early=r.discarded_early, success_rate=r.success_rate,
             quality=r.success_rate * r.c_mean,  # reliable, and without moving the object
+            pfc=pfc,
             a_mean=r.a_mean, b_mean=r.b_mean, c_mean=r.c_mean,
             approach=self.candidates.approach[k], preshape=self.candidates.preshape[k],
             force_var=hold.force_variation, position_var=hold.position_variation_m,

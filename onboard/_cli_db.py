@@ -26,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     top.add_argument("object")
     top.add_argument("--hand", required=True)
     top.add_argument("-k", type=int, default=10)
+    top.add_argument("--by", choices=("quality", "pfc"), default="quality",
+                     help="rank by the simulated quality or by P(force closure) (Weisz & Allen)")
     top.set_defaults(func=run_top)
 
     from ._cli_db_build import add_build_parser
@@ -70,7 +72,7 @@ def run_top(args: argparse.Namespace) -> int:
         raise CliError(f"-k must be >= 1, got {args.k}")
     with _open(args.db) as db:
         try:
-            t = db.grasps(args.object, args.hand, k=args.k)
+            t = db.grasps(args.object, args.hand, k=args.k, by=args.by)
         except GraspDatabaseError as exc:
             raise CliError(str(exc)) from exc
     print(f"{'rank':>4} {'cand':>6} {'quality':>8} {'success':>8} {'A':>7} {'B':>5} {'C':>5} "

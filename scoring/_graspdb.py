@@ -156,8 +156,13 @@ class GraspDatabase:
             raise GraspDatabaseError(f"{self.path} has no hand {hand!r}; it has {self.hands()}")
         return json.loads(row[0])
 
-    def grasps(self, object_name: str, hand: str, *, k: int | None = None) -> GraspTable:
-        """The finished grasps of an object for a hand, best quality first (top k if given)."""
+    def grasps(self, object_name: str, hand: str, *, k: int | None = None,
+               by: str = "quality") -> GraspTable:
+        """The finished grasps of an object for a hand, best first by ``by`` ("quality", the
+        simulated ranking, or "pfc", Weisz & Allen's re-ranking; grasps without P(fc) last),
+        the top k if given."""
+        if by not in ("quality", "pfc"):
+            raise ValueError(f"by must be 'quality' or 'pfc', got {by!r}")
         if object_name not in self.objects():
             raise GraspDatabaseError(f"{self.path} has no object {object_name!r}; it has "
                                      f"{self.objects()}")
@@ -169,7 +174,8 @@ class GraspDatabase:
                FROM grasps g JOIN results r ON r.grasp_id = g.id
                JOIN objects o ON o.id = g.object_id JOIN hands h ON h.id = g.hand_id
                WHERE o.name = ? AND h.name = ?
-               ORDER BY r.quality DESC, g.candidate ASC""" + (" LIMIT ?" if k else ""),
+               ORDER BY """ + ("r.pfc IS NULL, r.pfc DESC, r.quality DESC" if by == "pfc" else "r.quality DESC")
+            + ", g.candidate ASC" + (" LIMIT ?" if k else ""),
             (object_name, hand, k) if k else (object_name, hand)).fetchall()
         n = len(rows)
         col = lambda i: np.array([np.nan if r[i] is None else r[i] for r in rows], np.float64)  # noqa: E731

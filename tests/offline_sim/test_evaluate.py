@@ -78,6 +78,26 @@ def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, m
             assert (np.diff(ta.quality) <= 0).all()
 
 
+def test_db_build_with_pfc_stores_it_and_db_top_ranks_by_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box",))
+    # a tiny grid keeps the test short; the CLI's choices are the coarse and full grids
+    monkeypatch.setattr("onboard._cli_db_build.PFC_GRIDS", {"coarse": (0.01, np.radians(20.0))})
+    out = tmp_path / "pfc.db"
+    assert build("--candidates", "4", "--samples", "2", "--workers", "0", "--pfc", "coarse",
+                 out=out) == 0
+    with GraspDatabase(out) as db:
+        t = db.grasps("box", "parallel", by="pfc")
+    assert np.all((t.pfc >= 0) & (t.pfc <= 1))
+    assert (np.diff(t.pfc) <= 0).all()
+    # P(fc) is a share of 27 grid poses
+    np.testing.assert_allclose(t.pfc * 27, np.round(t.pfc * 27), atol=1e-9)
+    capsys.readouterr()
+    assert main(["db", "top", str(out), "box", "--hand", "parallel", "--by", "pfc"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()[1:]
+    printed = [float(line.split()[7]) for line in lines]
+    assert printed == pytest.approx(sorted(t.pfc.tolist(), reverse=True), abs=5e-4)
+
+
 def test_db_build_refuses_bad_arguments_in_one_line(tmp_path, capsys):
     assert build("--hand", "robotiq", out=tmp_path / "x.db") == 2
     assert "--hand must be one of parallel, three_finger, underactuated" in capsys.readouterr().err
