@@ -85,6 +85,8 @@ def run_build(args: argparse.Namespace) -> int:
         s = build_database(targets, args.out, workers=args.workers, ray_address=args.ray,
                            samples_planned=args.samples, command=command,
                            progress=sys.stderr.isatty() or bool(os.environ.get("GRASPLINE_PROGRESS")))
+    except ConnectionError as exc:  # Ray's, when no cluster answers at --ray
+        raise CliError(f"--ray {args.ray}: {exc}".splitlines()[0]) from exc
     except KeyboardInterrupt:
         print(f"graspline db build: interrupted; finished grasps are kept in {args.out}, "
               f"run the same command to resume", file=sys.stderr)

@@ -46,4 +46,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m onboard.cli` runs this file as __main__, a second copy of the module whose
+    # CliError the subcommands (importing onboard.cli) do not raise: run the real one
+    from onboard.cli import main as _main
+
+    sys.exit(_main())

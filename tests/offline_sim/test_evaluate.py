@@ -148,3 +148,55 @@ def test_db_build_killed_and_run_again_loses_and_duplicates_nothing(tmp_path):
         assert sorted(db.grasps("box", "parallel").candidate) == list(range(n))
     con = sqlite3.connect(path)
     assert con.execute("SELECT COUNT(*) FROM grasps").fetchone()[0] == n
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _box_obj(path: Path, half: tuple[float, float, float]) -> None:
+    """A closed box mesh (OBJ, metres) centred at the origin."""
+    hx, hy, hz = half
+    v = [(x, y, z) for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)]
+    faces = [(1, 2, 4, 3), (5, 7, 8, 6), (1, 5, 6, 2), (3, 4, 8, 7), (1, 3, 7, 5), (2, 6, 8, 4)]
+    path.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in v)
+                    + "".join("f " + " ".join(map(str, f)) + "\n" for f in faces))
+
+
+@pytest.mark.slow
+def test_db_build_on_a_ray_cluster_started_by_the_test_matches_the_local_build(tmp_path):
+    pytest.importorskip("ray")
+    pytest.importorskip("coacd")
+    meshes = tmp_path / "meshes"
+    meshes.mkdir()
+    _box_obj(meshes / "brick.obj", (0.025, 0.04, 0.03))
+    port = _free_port()
+    # a throwaway cluster on this machine: no usage reports, and no token authentication
+    # (Ray's default for a `ray start` cluster; a real one passes RAY_AUTH_TOKEN instead)
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+    ray_bin = Path(sys.executable).parent / "ray"
+    started = subprocess.run([str(ray_bin), "start", "--head", f"--port={port}", "--num-cpus=2",
+                              "--include-dashboard=false", "--disable-usage-stats"],
+                             capture_output=True, text=True, timeout=180, env=env, cwd=ROOT)
+    assert started.returncode == 0, started.stderr
+    args = ["-m", "onboard.cli", "db", "build", "--objects", str(meshes), "--hand", "parallel",
+            "--candidates", "6", "--samples", "3", "--cache", str(tmp_path / "cache")]
+    try:
+        on_ray = subprocess.run([sys.executable, *args, "--ray", f"127.0.0.1:{port}",
+                                 "--out", str(tmp_path / "ray.db")],
+                                capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    finally:
+        subprocess.run([str(ray_bin), "stop", "--force"], capture_output=True, timeout=120, env=env)
+    assert on_ray.returncode == 0, on_ray.stderr[-2000:]
+    local = subprocess.run([sys.executable, *args, "--workers", "0", "--out", str(tmp_path / "local.db")],
+                           capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    assert local.returncode == 0, local.stderr[-2000:]
+    with GraspDatabase(tmp_path / "ray.db") as a, GraspDatabase(tmp_path / "local.db") as b:
+        ta, tb = a.grasps("brick", "parallel"), b.grasps("brick", "parallel")
+    assert len(ta) == len(tb) >= 1
+    np.testing.assert_array_equal(ta.candidate, tb.candidate)
+    np.testing.assert_array_equal(ta.quality, tb.quality)
