@@ -107,10 +107,11 @@ def test_some_top_down_candidate_lifts_the_box(jaw_box):
     assert max(simulate_grasp(jaw_box, T).measure_b for T in top) == 1.0
 
 
-def test_three_finger_candidates_on_a_cylinder_preshape():
-    world = build_grasp_world(ObjectSpec("c", "cylinder", (0.03, 0.12)), three_finger(spread_rad=0.4))
+def test_a_one_preshape_hand_gives_every_candidate_its_preshape():
+    hand = three_finger(spread_rad=0.4, spread_options_rad=(0.4,))
+    world = build_grasp_world(ObjectSpec("c", "cylinder", (0.03, 0.12)), hand)
     c = pregrasp_candidates(world, 5, seed=0)
-    assert len(c) == 5
+    assert len(c) == 5 and c.preshape.shape == (5, 2)
     np.testing.assert_allclose(c.preshape, 0.4)
 
 
@@ -118,11 +119,13 @@ def test_a_hand_too_small_to_reach_around_stands_off_instead_of_giving_up():
     from offline_sim import builtin_object, three_finger
 
     bottle = builtin_object("bottle")  # three convex parts
-    world = build_grasp_world(bottle, three_finger(), R_table_object=bottle.stable_poses[0][:3, :3])
+    # a hand smaller than the BH8 (knuckles 5.5 cm out): the 7 cm bottle barely fits between
+    small = three_finger(knuckle_radius_m=0.055, palm_radius_m=0.045)
+    world = build_grasp_world(bottle, small, R_table_object=bottle.stable_poses[0][:3, :3])
     near = pregrasp_candidates(world, 10, seed=0, max_standoff_m=0.0)
     backed = pregrasp_candidates(world, 10, seed=0)
     assert len(backed) > len(near)
     assert (backed.depth_m < 0).any()
-    for T in backed.T_object_hand:
-        place_hand(world, T)
+    for T, p in zip(backed.T_object_hand, backed.preshape):
+        place_hand(world, T, p)
         assert start_collisions(world) == []
