@@ -20,8 +20,9 @@ class GraspCandidates:
     """N pre-grasps. T_object_hand : (N, 4, 4) TCP poses in the object frame (metres);
     approach : (N, 3) unit approach directions in the object frame; depth_m : (N,) how far
     the TCP sits below the surface point along the approach; roll_rad : (N,); source : (N,)
-    int8, SOURCE_PRINCIPAL_AXIS or SOURCE_SURFACE_NORMAL; preshape : (N, P) preshape joint
-    values (the hand's default preshape for now; a preshape sampler can vary them)."""
+    int8, SOURCE_PRINCIPAL_AXIS or SOURCE_SURFACE_NORMAL; preshape : (N, P) values of the
+    hand's P preshape joints (rad or m), one of its preshapes (HandModel.preshapes), the one
+    the candidate was found collision-free in."""
 
     T_object_hand: np.ndarray
     approach: np.ndarray
@@ -65,9 +66,15 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     and 0). Where the open hand penetrates the object or the table by more than
     collision_tolerance_m at that depth (MuJoCo's contacts), it backs off along the approach in
     standoff_step_m steps, up to max_standoff_m beyond the surface (an object wider than the
-    open hand is met by the fingertips, which the simulation then judges); if it still
-    collides, or lands where an earlier candidate of the same approach and roll stands, the
-    candidate is left out, so fewer than n may come back. Same world and seed, same candidates.
+    open hand is met by the fingertips, which the simulation then judges).
+
+    Preshapes: each approach and roll gets one of the hand's preshapes (HandModel.preshapes),
+    in turn along the principal-axis approaches and rolls, drawn with the seed for the sampled
+    normals; where the hand collides in it at every standoff, the other preshapes are tried in
+    their order, so a grasp that only fits with the fingers together is not lost to the wider
+    spread. If every preshape collides, or the candidate lands where an earlier one of the same
+    approach, roll and preshape stands, it is left out, so fewer than n may come back. Same
+    world and seed, same candidates.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
@@ -78,6 +85,9 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     # object leaves the long fingers of a three-finger hand no room for the nominal depth)
     depths = (g, 0.5 * g, 0.0) if depths_m is None else tuple(float(x) for x in depths_m)
     rng = np.random.default_rng(seed)
+    preshapes = np.array(world.hand.preshapes, np.float64).reshape(len(world.hand.preshapes),
+                                                                    world.preshape_value.size)
+    n_pre = len(preshapes)
     d = world.data
     place_hand(world, pose(np.eye(3), (0.0, 0.0, 10.0)))  # hand far away, object resting
     T_wo = world.T_world_object
@@ -94,6 +104,7 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     dirs = rng.normal(size=(n_normals, 3))
     rays += [(v / np.linalg.norm(v), SOURCE_SURFACE_NORMAL, None) for v in dirs]
     pool = []
+    n_axis_rolls = 0  # principal-axis (approach, roll) pairs so far: they take preshapes in turn
     for outward, source, x_axis in rays:
         hit = _surface_hit(world, outward, com)
         if hit is None:
@@ -106,8 +117,13 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
             R0 = frame_from_approach(approach, 0.0)
             offset = math.atan2(x_axis @ R0[:, 1], x_axis @ R0[:, 0])
         for r in range(n_rolls):
+            if source == SOURCE_PRINCIPAL_AXIS:
+                first = n_axis_rolls % n_pre
+                n_axis_rolls += 1
+            else:  # a one-preshape hand draws nothing: its candidates stay as they were
+                first = int(rng.integers(n_pre)) if n_pre > 1 else 0
             for depth in depths:
-                pool.append((point, approach, depth, offset + r * math.pi / n_rolls, source))
+                pool.append((point, approach, depth, offset + r * math.pi / n_rolls, source, first))
     # principal axes in their given order, then the sampled normals shuffled
     n_axis = sum(1 for p in pool if p[4] == SOURCE_PRINCIPAL_AXIS)
     order = list(range(n_axis)) + list(n_axis + rng.permutation(len(pool) - n_axis))
@@ -119,25 +135,32 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     for idx in order:
         if len(out) >= n:
             break
-        point, approach, depth, roll, source = pool[idx]
+        point, approach, depth, roll, source, first = pool[idx]
         R_world_hand = frame_from_approach(approach, roll)
-        # deepest first, then back off: the first collision-free depth is the pre-grasp
-        for back in range(n_back + 1):
-            d_try = min(depth, depth - back * standoff_step_m) if back else depth
-            T = T_ow @ pose(R_world_hand, point + d_try * approach)
-            place_hand(world, T)
-            if not start_collisions(world, collision_tolerance_m):
+        found = None
+        for j in range(n_pre):  # its own preshape first, then the others in their order
+            pre = (first + j) % n_pre
+            # deepest first, then back off: the first collision-free depth is the pre-grasp
+            for back in range(n_back + 1):
+                d_try = min(depth, depth - back * standoff_step_m) if back else depth
+                T = T_ow @ pose(R_world_hand, point + d_try * approach)
+                place_hand(world, T, preshapes[pre])
+                if not start_collisions(world, collision_tolerance_m):
+                    found = (T, d_try, pre)
+                    break
+            if found is not None:
                 break
-        else:
+        if found is None:
             continue
-        key = (tuple(np.round(point, 6)), tuple(np.round(approach, 6)), round(roll, 6), round(d_try, 6))
+        T, d_try, pre = found
+        key = (tuple(np.round(point, 6)), tuple(np.round(approach, 6)), round(roll, 6), round(d_try, 6), pre)
         if key in taken:
             continue
         taken.add(key)
-        out.append((T, T_ow[:3, :3] @ approach, d_try, roll, source))
+        out.append((T, T_ow[:3, :3] @ approach, d_try, roll, source, preshapes[pre]))
     k = len(out)
     return GraspCandidates(
         np.array([o[0] for o in out]).reshape(k, 4, 4), np.array([o[1] for o in out]).reshape(k, 3),
         np.array([o[2] for o in out], np.float64), np.array([o[3] for o in out], np.float64),
         np.array([o[4] for o in out], np.int8),
-        np.tile(world.preshape_value, (k, 1)).reshape(k, world.preshape_value.size))
+        np.array([o[5] for o in out], np.float64).reshape(k, preshapes.shape[1]))

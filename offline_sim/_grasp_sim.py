@@ -9,8 +9,9 @@ Solver settings (SimSettings and the MJCF below), and why:
   and of the carrier, sit at 80-210 rad/s, so ω·dt <= 0.65, inside the stable range with
   their damping integrated implicitly. Against 1 ms runs of 15 candidates per hand, 3 ms gave
   the same measure B as 2 ms and 1.5 ms did (three-finger 14/15, underactuated 15/15, jaw
-  15/15; mean |ΔC| <= 0.015) at 1.5 times the speed of 2 ms; the tests check that halving it
-  changes nothing that matters (B equal, C within a tolerance) for every hand.
+  15/15; mean |ΔC| <= 0.015) at 1.5 times the speed of 2 ms (measured before the built-in
+  hands grew to BH8 and ReFlex dimensions); the tests check that halving it changes nothing
+  that matters (B equal, C within a tolerance) for every hand.
 - integrator implicitfast: the servo and joint damping are integrated implicitly, which is
   what keeps stiff position servos stable at a large step, and it is cheaper than implicit.
 - cone elliptic + impratio 10: elliptic cones model Coulomb friction without the pyramid's

@@ -57,6 +57,8 @@ class HandModel:
     tcp_site : site whose frame is the hand frame of T_object_hand (z = approach).
     preshape : (joint, position) pairs set before closing (rad or m); joints coupled by an
         equality must all be listed.
+    preshape_options : the preshapes pregrasp_candidates chooses among, each the values of the
+        preshape joints in their order (rad or m); empty: the default preshape alone.
     aperture_m : open span between opposing fingers at the TCP; grasp_depth_m : how far below
         the first surface hit along the approach the TCP goes for a nominal grasp (candidates).
     """
@@ -70,6 +72,20 @@ class HandModel:
     preshape: tuple[tuple[str, float], ...] = ()
     mjcf: str | None = None
     mjcf_path: str | None = None
+    preshape_options: tuple[tuple[float, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        n = len(self.preshape)
+        for k, option in enumerate(self.preshape_options):
+            if len(option) != n or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in option):
+                raise ValueError(f"hand {self.name!r}: preshape option {k} must be {n} finite values "
+                                 f"(for {[j for j, _ in self.preshape]}), got {option!r}")
+
+    @property
+    def preshapes(self) -> tuple[tuple[float, ...], ...]:
+        """The preshapes candidates choose among (rad or m, in the order of ``preshape``):
+        preshape_options, or the default preshape alone when there are none."""
+        return self.preshape_options or (tuple(v for _, v in self.preshape),)
 
     @property
     def closing_actuators(self) -> tuple[str, ...]:
@@ -174,37 +190,65 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
                      aperture_m=open_width_m, grasp_depth_m=0.5 * pad_length_m, mjcf=mjcf)
 
 
-def three_finger(*, palm_radius_m: float = 0.06, proximal_length_m: float = 0.07,
-                 distal_length_m: float = 0.056, spread_rad: float = 0.0,
+# BH8-280 palm geometry (Barrett's DH parameters): the spread axis of a finger lies 50 mm
+# inward of its knuckle (the proximal joint axis), so spreading swings the knuckle about a
+# pivot near the palm centre and each finger's closing plane passes close to the centre.
+BH8_SPREAD_LINK_M = 0.05
+BH8_FINGER_SPREAD_OFFSET_M = 0.025  # fingers 1 and 2 sit this far either side of the thumb's line
+# The BH8's standard preshapes: cylindrical (fingers opposing the thumb), spherical (three
+# fingers 120 degrees apart) and T (fingers 1 and 2 opposing each other).
+BH8_SPREADS_RAD = (0.0, math.pi / 3, math.pi / 2)
+
+
+def three_finger(*, palm_radius_m: float = 0.06, knuckle_radius_m: float = 0.075,
+                 proximal_length_m: float = 0.07, distal_length_m: float = 0.056,
+                 spread_rad: float = 0.0, spread_options_rad: tuple[float, ...] | None = None,
                  proximal_torque_nm: float = 1.5, distal_torque_nm: float = 0.8,
                  breakaway_torque_nm: float = 0.9, closing_speed_rad_s: float = 2.0,
                  distal_ratio: float = 1.0 / 3.0, friction: float = 1.0) -> HandModel:
     """A Barrett BH8-like hand: a fixed thumb opposing two fingers that spread about the palm
     normal together; two-link fingers whose distal joint follows the proximal one at
     ``distal_ratio`` and breaks away (goes on alone) once the proximal torque reaches
-    ``breakaway_torque_nm`` (Kim §III-A). spread_rad : preshape spread (0 = fingers opposing
-    the thumb, pi/2 = all three at right angles). Torques in N·m, speeds in rad/s.
+    ``breakaway_torque_nm`` (Kim §III-A).
+
+    knuckle_radius_m : distance of the proximal joint axes from the palm centre at spread 0
+    (BH8-280: 75 mm, so the open hand spans ~15 cm thumb to fingers); spread_rad : the default
+    preshape (0 = fingers opposing the thumb, pi/2 = fingers opposing each other);
+    spread_options_rad : spreads pregrasp_candidates chooses among, None for spread_rad and
+    the BH8's cylindrical, spherical and T preshapes (0, pi/3, pi/2). Lengths in metres,
+    torques in N·m, speeds in rad/s.
     """
-    _check_positive("three_finger", palm_radius_m=palm_radius_m, proximal_length_m=proximal_length_m,
+    _check_positive("three_finger", palm_radius_m=palm_radius_m, knuckle_radius_m=knuckle_radius_m,
+                    proximal_length_m=proximal_length_m,
                     distal_length_m=distal_length_m, proximal_torque_nm=proximal_torque_nm,
                     distal_torque_nm=distal_torque_nm, breakaway_torque_nm=breakaway_torque_nm,
                     closing_speed_rad_s=closing_speed_rad_s, distal_ratio=distal_ratio,
                     friction=friction)
-    if not 0.0 <= spread_rad <= math.pi / 2 + 1e-9:
-        raise ValueError(f"three_finger: spread_rad must be in [0, pi/2], got {spread_rad!r}")
-    rb = 0.8 * palm_radius_m  # distance of the finger bases from the palm centre
+    if knuckle_radius_m <= BH8_SPREAD_LINK_M:
+        raise ValueError(f"three_finger: knuckle_radius_m must exceed the {BH8_SPREAD_LINK_M} m "
+                         f"spread link, got {knuckle_radius_m!r}")
+    if spread_options_rad is None:
+        spread_options_rad = (spread_rad,) + tuple(s for s in BH8_SPREADS_RAD
+                                                   if not math.isclose(s, spread_rad, abs_tol=1e-9))
+    if not spread_options_rad:
+        raise ValueError("three_finger: spread_options_rad must name at least one spread, got ()")
+    for name, value in [("spread_rad", spread_rad)] + [("spread_options_rad", v) for v in spread_options_rad]:
+        if not (isinstance(value, (int, float)) and 0.0 <= value <= math.pi / 2 + 1e-9):
+            raise ValueError(f"three_finger: {name} must be in [0, pi/2], got {value!r}")
     Lp, Ld = proximal_length_m, distal_length_m
+    pivot = knuckle_radius_m - BH8_SPREAD_LINK_M  # spread axes, from the palm centre along x
 
     def finger(k: int, x: float, y: float, yaw: float, spread: str) -> str:
-        # The finger frame's x points from the palm centre out to the finger base, so closing
+        # The base frame sits on the spread axis with x pointing out to the knuckle, so closing
         # (rotation about -y) swings the tip inward over the palm.
         cz, sz = math.cos(yaw / 2), math.sin(yaw / 2)
         spread_joint = (f'<joint name="f{k}_spread" axis="0 0 {1 if k == 1 else -1}" range="0 1.58" '
                         f'armature="0.01"/>' if spread else "")
         return f"""
       <body name="f{k}_base" pos="{x:.5f} {y:.5f} 0" quat="{cz:.6f} 0 0 {sz:.6f}">
-        {spread_joint}<geom type="cylinder" size="0.012 0.01" pos="0 0 0.005" rgba="0.3 0.3 0.35 1"/>
-        <body name="f{k}_prox" pos="0 0 0.012">
+        {spread_joint}<geom type="cylinder" size="0.012 0.01" pos="{BH8_SPREAD_LINK_M} 0 0.005"
+              rgba="0.3 0.3 0.35 1"/>
+        <body name="f{k}_prox" pos="{BH8_SPREAD_LINK_M} 0 0.012">
           <joint name="f{k}_prox" axis="0 -1 0" range="-0.2 2.44"/>
           <geom type="capsule" fromto="0 0 0 0 0 {Lp:.5f}" size="0.011"/>
           <body name="f{k}_dist" pos="0 0 {Lp:.5f}">
@@ -215,9 +259,9 @@ def three_finger(*, palm_radius_m: float = 0.06, proximal_length_m: float = 0.07
       </body>"""
 
     # thumb (finger 3) on -x; fingers 1 and 2 on +x at +-y, spreading in opposite senses
-    off = 0.5 * rb
-    fingers = (finger(1, rb, off, 0.0, "s") + finger(2, rb, -off, 0.0, "s")
-               + finger(3, -rb, 0.0, math.pi, ""))
+    off = BH8_FINGER_SPREAD_OFFSET_M
+    fingers = (finger(1, pivot, off, 0.0, "s") + finger(2, pivot, -off, 0.0, "s")
+               + finger(3, -pivot, 0.0, math.pi, ""))
     acts, drives = [], []
     for k in (1, 2, 3):
         acts.append(f'<position name="f{k}_prox" joint="f{k}_prox" kp="30" ctrlrange="-0.2 2.44" '
@@ -237,25 +281,32 @@ def three_finger(*, palm_radius_m: float = 0.06, proximal_length_m: float = 0.07
                           f'pos="0 0 -0.03" rgba="0.3 0.3 0.35 1"/>',
                      tcp_z_m=0.012 + Lp, fingers=fingers, rest=rest)
     links = ("palm",) + tuple(f"f{k}_{p}" for k in (1, 2, 3) for p in ("prox", "dist"))
-    return HandModel("three_finger", tuple(drives), links, "tcp", aperture_m=2 * rb,
+    return HandModel("three_finger", tuple(drives), links, "tcp", aperture_m=2 * knuckle_radius_m,
                      grasp_depth_m=0.5 * Lp, mjcf=mjcf,
-                     preshape=(("f1_spread", spread_rad), ("f2_spread", spread_rad)))
+                     preshape=(("f1_spread", spread_rad), ("f2_spread", spread_rad)),
+                     preshape_options=tuple((float(v), float(v)) for v in spread_options_rad))
 
 
-def underactuated(*, palm_half_m: float = 0.05, proximal_length_m: float = 0.055,
-                  distal_length_m: float = 0.045, tendon_force_n: float = 60.0,
-                  closing_speed_m_s: float = 0.04, proximal_stiffness_nm_rad: float = 0.05,
+def underactuated(*, palm_half_m: float = 0.065, palm_width_m: float = 0.09,
+                  proximal_length_m: float = 0.065,
+                  distal_length_m: float = 0.05, tendon_force_n: float = 60.0,
+                  closing_speed_m_s: float = 0.08, proximal_stiffness_nm_rad: float = 0.05,
                   distal_stiffness_nm_rad: float = 0.15, pulley_radii_m: tuple[float, float] = (0.012, 0.008),
                   friction: float = 1.0) -> HandModel:
     """An underactuated tendon hand (ReFlex-like): one tendon closes three two-link fingers
     through compliant (spring-loaded) joints, so a finger blocked at its proximal link goes on
     wrapping with its distal one and the others keep closing (BLEM §III).
 
+    palm_half_m : half the palm's length along the closing direction; the finger bases sit
+    on its edges, so the open hand spans 2 palm_half_m (13 cm: a 10 cm can fits between the
+    fingers); palm_width_m : the palm across it (narrower, as the ReFlex's, so that a side
+    approach to a short object leaves the palm clear of the table);
     tendon_force_n : τm of the tendon (N); closing_speed_m_s : v0 of the tendon length;
     *_stiffness_nm_rad : the return springs (the proximal one softer, so fingers flex from
     the base first); pulley_radii_m : tendon moment arms at the proximal and distal joints.
     """
-    _check_positive("underactuated", palm_half_m=palm_half_m, proximal_length_m=proximal_length_m,
+    _check_positive("underactuated", palm_half_m=palm_half_m, palm_width_m=palm_width_m,
+                    proximal_length_m=proximal_length_m,
                     distal_length_m=distal_length_m, tendon_force_n=tendon_force_n,
                     closing_speed_m_s=closing_speed_m_s,
                     proximal_stiffness_nm_rad=proximal_stiffness_nm_rad,
@@ -278,8 +329,8 @@ def underactuated(*, palm_half_m: float = 0.05, proximal_length_m: float = 0.055
         </body>
       </body>"""
 
-    xf = 0.9 * h
-    fingers = finger(1, xf, 0.03, 0.0) + finger(2, xf, -0.03, 0.0) + finger(3, -xf, 0.0, math.pi)
+    xf = h
+    fingers = finger(1, xf, 0.035, 0.0) + finger(2, xf, -0.035, 0.0) + finger(3, -xf, 0.0, math.pi)
     joints = "".join(f'<joint joint="f{k}_prox" coef="{r1}"/><joint joint="f{k}_dist" coef="{r2}"/>'
                      for k in (1, 2, 3))
     tendon_max = 3 * (1.9 * r1 + 1.7 * r2)
@@ -290,8 +341,8 @@ def underactuated(*, palm_half_m: float = 0.05, proximal_length_m: float = 0.055
               forcerange="0 {tendon_force_n}"/>
   </actuator>"""
     mjcf = _document("underactuated", armature=0.002, damping=0.02, friction=friction,
-                     palm=f'<geom name="palm" type="box" size="{h:.5f} {h:.5f} 0.02" pos="0 0 -0.02" '
-                          f'rgba="0.3 0.3 0.35 1"/>',
+                     palm=f'<geom name="palm" type="box" size="{h:.5f} {0.5 * palm_width_m:.5f} 0.02" '
+                          f'pos="0 0 -0.02" rgba="0.3 0.3 0.35 1"/>',
                      tcp_z_m=0.005 + Lp, fingers=fingers, rest=rest)
     drive = Drive(("tendon",), closing_speed_m_s, (1.0,), (tendon_force_n,))
     links = ("palm",) + tuple(f"f{k}_{p}" for k in (1, 2, 3) for p in ("prox", "dist"))

@@ -107,22 +107,73 @@ def test_some_top_down_candidate_lifts_the_box(jaw_box):
     assert max(simulate_grasp(jaw_box, T).measure_b for T in top) == 1.0
 
 
-def test_three_finger_candidates_on_a_cylinder_preshape():
-    world = build_grasp_world(ObjectSpec("c", "cylinder", (0.03, 0.12)), three_finger(spread_rad=0.4))
+def test_a_one_preshape_hand_gives_every_candidate_its_preshape():
+    hand = three_finger(spread_rad=0.4, spread_options_rad=(0.4,))
+    world = build_grasp_world(ObjectSpec("c", "cylinder", (0.03, 0.12)), hand)
     c = pregrasp_candidates(world, 5, seed=0)
-    assert len(c) == 5
+    assert len(c) == 5 and c.preshape.shape == (5, 2)
     np.testing.assert_allclose(c.preshape, 0.4)
+
+
+@pytest.fixture(scope="module")
+def three_finger_box():
+    return build_grasp_world(ObjectSpec("box", "box", (0.06, 0.06, 0.1)), three_finger())
+
+
+def test_three_finger_candidates_take_several_preshapes_each_collision_free_in_its_own(three_finger_box):
+    world = three_finger_box
+    c = pregrasp_candidates(world, 60, seed=1)
+    assert len(c) == 60
+    options = np.array(world.hand.preshapes)
+    # every candidate carries one of the hand's preshapes, and more than one of them is used
+    used = {int(np.flatnonzero(np.all(np.isclose(options, p), axis=1))[0]) for p in c.preshape}
+    assert len(used) > 1
+    spreads = set(np.round(c.preshape[:, 0], 6))
+    assert 0.0 in spreads and spreads & {round(math.pi / 3, 6), round(math.pi / 2, 6)}
+    for T, p in zip(c.T_object_hand, c.preshape):
+        place_hand(world, T, p)
+        assert start_collisions(world) == []
+
+
+def test_preshaped_candidates_are_seeded(three_finger_box):
+    a = pregrasp_candidates(three_finger_box, 60, seed=3)
+    b = pregrasp_candidates(three_finger_box, 60, seed=3)
+    np.testing.assert_array_equal(a.T_object_hand, b.T_object_hand)
+    np.testing.assert_array_equal(a.preshape, b.preshape)
+
+
+def test_a_preshape_that_collides_gives_way_to_one_that_fits():
+    # A 12 x 16 cm box seen from above: with the fingers together (spread 0) the hand opens
+    # 15 cm across its 12 cm side; spread at pi/2, fingers 1 and 2 stand on its top face.
+    box = ObjectSpec("b", "box", (0.12, 0.16, 0.12))
+    kw = dict(seed=0, n_normals=0, max_standoff_m=0.0)
+    wide_only = build_grasp_world(box, three_finger(spread_rad=math.pi / 2,
+                                                    spread_options_rad=(math.pi / 2,)))
+    assert not (pregrasp_candidates(wide_only, 200, **kw).approach[:, 2] < -0.99).any()
+    world = build_grasp_world(box, three_finger(spread_options_rad=(math.pi / 2, 0.0)))
+    c = pregrasp_candidates(world, 200, **kw)
+    top = c.approach[:, 2] < -0.99
+    assert top.any() and np.all(c.preshape[top] == 0.0)
+    # every top-down approach and roll assigned the wide spread fell back to the narrow one:
+    # as many as a hand that only has the narrow spread finds
+    narrow_only = build_grasp_world(box, three_finger(spread_options_rad=(0.0,)))
+    assert top.sum() == (pregrasp_candidates(narrow_only, 200, **kw).approach[:, 2] < -0.99).sum()
+    for T, p in zip(c.T_object_hand, c.preshape):
+        place_hand(world, T, p)
+        assert start_collisions(world) == []
 
 
 def test_a_hand_too_small_to_reach_around_stands_off_instead_of_giving_up():
     from offline_sim import builtin_object, three_finger
 
     bottle = builtin_object("bottle")  # three convex parts
-    world = build_grasp_world(bottle, three_finger(), R_table_object=bottle.stable_poses[0][:3, :3])
+    # a hand smaller than the BH8 (knuckles 5.5 cm out): the 7 cm bottle barely fits between
+    small = three_finger(knuckle_radius_m=0.055, palm_radius_m=0.045)
+    world = build_grasp_world(bottle, small, R_table_object=bottle.stable_poses[0][:3, :3])
     near = pregrasp_candidates(world, 10, seed=0, max_standoff_m=0.0)
     backed = pregrasp_candidates(world, 10, seed=0)
     assert len(backed) > len(near)
     assert (backed.depth_m < 0).any()
-    for T in backed.T_object_hand:
-        place_hand(world, T)
+    for T, p in zip(backed.T_object_hand, backed.preshape):
+        place_hand(world, T, p)
         assert start_collisions(world) == []

@@ -17,6 +17,11 @@ from offline_sim._grasp_sim import _area_link, _trapezoid  # noqa: E402
 BOX = ObjectSpec("box", "box", (0.05, 0.05, 0.08))
 CYLINDER = ObjectSpec("cylinder", "cylinder", (0.03, 0.12))
 PAD_HALF_M = 0.0175  # half the default pad length: the TCP sits at the pad centre
+# TCP depth past the 3 cm cylinder's surface for a side grasp: the palm stands 4 mm (three
+# finger: TCP 82 mm in front of the palm) or 15 mm (underactuated: 70 mm) off the surface. The
+# BH8-sized hand's knuckles sit 7.5 cm out, so a 6 cm cylinder held further from the palm is
+# pinched by the fingertips alone and slips (Kim §VI: power grasps with the palm hold best).
+SIDE_DEPTH_M = {"three_finger": 0.078, "underactuated": 0.055}
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +93,9 @@ def cylinder_worlds():
 def test_results_hold_when_the_timestep_halves(jaw_box, cylinder_worlds, case):
     world, T = {"jaw centred": (jaw_box, top_down(0.08, PAD_HALF_M)),
                 "jaw off centre": (jaw_box, top_down(0.08, PAD_HALF_M, dx=0.01)),
-                "three_finger": (cylinder_worlds["three_finger"], side(0.03, 0.05)),
-                "underactuated": (cylinder_worlds["underactuated"], side(0.03, 0.05))}[case]
+                "three_finger": (cylinder_worlds["three_finger"], side(0.03, SIDE_DEPTH_M["three_finger"])),
+                "underactuated": (cylinder_worlds["underactuated"],
+                                  side(0.03, SIDE_DEPTH_M["underactuated"]))}[case]
     a = simulate_grasp(world, T)
     b = simulate_grasp(world, T, settings=SimSettings(timestep_s=0.5 * SimSettings().timestep_s))
     assert a.lifted == b.lifted and a.measure_b == b.measure_b
@@ -123,7 +129,7 @@ def test_a_grasp_that_misses_scores_zero(jaw_box):
 @pytest.mark.parametrize("name", ["three_finger", "underactuated"])
 def test_three_finger_and_underactuated_hands_lift_a_cylinder(cylinder_worlds, name):
     world = cylinder_worlds[name]
-    T = side(0.03, 0.05)
+    T = side(0.03, SIDE_DEPTH_M[name])
     place_hand(world, T)
     assert start_collisions(world) == []
     out = simulate_grasp(world, T)

@@ -1,5 +1,6 @@
 """Hand models: the built-in hands compile with what they declare; a user's MJCF hand loads from
 a description, grasps, and a description naming what the file lacks is refused clearly."""
+import dataclasses
 import math
 
 import numpy as np
@@ -95,6 +96,64 @@ def test_three_finger_spread_is_a_preshape():
     assert all(d.breakaway_torque is not None for d in hand.drives)
     with pytest.raises(ValueError, match="spread_rad must be in"):
         three_finger(spread_rad=2.0)
+
+
+def test_three_finger_offers_the_bh8_preshapes_its_default_first():
+    assert three_finger().preshapes == ((0.0, 0.0), (math.pi / 3, math.pi / 3), (math.pi / 2, math.pi / 2))
+    assert three_finger(spread_rad=0.4).preshapes[0] == (0.4, 0.4)
+    assert len(three_finger(spread_rad=0.4).preshapes) == 4
+    assert three_finger(spread_options_rad=(0.2,)).preshapes == ((0.2, 0.2),)
+    with pytest.raises(ValueError, match=r"spread_options_rad must be in \[0, pi/2\], got 2.0"):
+        three_finger(spread_options_rad=(0.0, 2.0))
+    with pytest.raises(ValueError, match="spread_options_rad must name at least one spread"):
+        three_finger(spread_options_rad=())
+
+
+def test_a_hand_without_options_offers_its_default_preshape_and_bad_options_are_named():
+    assert parallel_jaw().preshapes == ((),)
+    hand = three_finger()
+    with pytest.raises(ValueError, match=r"preshape option 1 must be 2 finite values .* got \(0.1,\)"):
+        dataclasses.replace(hand, preshape_options=((0.0, 0.0), (0.1,)))
+
+
+def _knuckles(hand, spread: float) -> dict[str, np.ndarray]:
+    """Proximal joint positions (m, palm frame) of a built-in hand's fingers at a spread."""
+    import mujoco
+
+    model = hand.spec().compile()
+    data = mujoco.MjData(model)
+    for j in ("f1_spread", "f2_spread"):
+        if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) >= 0:
+            data.joint(j).qpos = spread
+    mujoco.mj_forward(model, data)
+    return {f"f{k}": data.xanchor[model.joint(f"f{k}_prox").id].copy() for k in (1, 2, 3)}
+
+
+def test_three_finger_has_bh8_dimensions():
+    hand = three_finger()
+    assert hand.aperture_m == pytest.approx(0.15)
+    k = _knuckles(hand, 0.0)
+    # spread 0: knuckles 75 mm out, the two fingers side by side opposite the thumb
+    assert k["f3"][0] == pytest.approx(-0.075) and k["f3"][1] == pytest.approx(0.0)
+    assert k["f1"][0] == pytest.approx(0.075) and k["f2"][0] == pytest.approx(0.075)
+    # spherical preshape: the spread pivots 50 mm inward of the knuckles put the three closing
+    # planes close to the palm centre (within 1 cm), 120 degrees apart
+    k = _knuckles(hand, math.pi / 3)
+    for f, sign in (("f1", 1), ("f2", -1)):
+        closing = -np.array([math.cos(math.pi / 3), sign * math.sin(math.pi / 3)])
+        p = k[f][:2]
+        miss = abs(p[0] * closing[1] - p[1] * closing[0])  # closing line to the centre
+        assert miss < 0.01
+    with pytest.raises(ValueError, match="knuckle_radius_m must exceed the 0.05 m spread link"):
+        three_finger(knuckle_radius_m=0.04)
+
+
+def test_underactuated_opens_wide_enough_for_a_ten_centimetre_can():
+    hand = underactuated()
+    k = _knuckles(hand, 0.0)
+    inner = 0.008  # half the proximal link's thickness
+    assert k["f1"][0] - inner - (k["f3"][0] + inner) > 0.102
+    assert hand.aperture_m == pytest.approx(0.13)
 
 
 @pytest.mark.parametrize("make, kw, needle", [
