@@ -63,14 +63,21 @@ class BuildSummary:
     status: str = "finished"
 
 
-_evaluators: dict[str, Evaluator] = {}  # per worker process: built once per target
+_evaluators: dict[object, Evaluator] = {}  # per worker process: built once per target
 
 
 def _evaluate(target: BuildTarget, candidates: list[int]) -> list[tuple[int, GraspRecord]]:
     """Worker side: evaluate candidates of one target with this process's evaluator."""
-    evaluator = _evaluators.get(target.key)
+    # keyed by the factory (its settings), not by the names: two builds of one object and
+    # hand with other settings in the same process must not share an evaluator
+    key = target.factory
+    try:
+        hash(key)
+    except TypeError:
+        key = id(target.factory)
+    evaluator = _evaluators.get(key)
     if evaluator is None:
-        evaluator = _evaluators[target.key] = target.factory()
+        evaluator = _evaluators[key] = target.factory()
     return [(c, evaluator(c)) for c in candidates]
 
 

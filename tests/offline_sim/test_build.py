@@ -93,6 +93,16 @@ def test_centred_grasps_rank_above_grasps_at_the_ends_and_fragile_ones_are_disca
     assert t.discarded_early.sum() == s.discarded_early
 
 
+def test_builds_in_one_process_with_other_settings_do_not_share_an_evaluator(tmp_path):
+    build_database([target(n=20, seed=1)], tmp_path / "a.db", workers=0, progress=False)
+    build_database([target(n=20, seed=2)], tmp_path / "b.db", workers=0, progress=False)
+    b = table(tmp_path / "b.db")
+    want = [PlanarJawEvaluator(seed=2)(int(k)).seed for k in b.candidate]
+    with GraspDatabase(tmp_path / "b.db") as db:
+        seeds = [r[0] for r in db._db.execute("SELECT seed FROM results")]
+    assert set(seeds) == set(want) == {2}
+
+
 def test_second_build_skips_finished_candidates(tmp_path):
     build_database([target(n=10)], tmp_path / "g.db", workers=0, progress=False)
     s = build_database([target(n=25)], tmp_path / "g.db", workers=0, progress=False)
