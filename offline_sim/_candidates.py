@@ -95,7 +95,6 @@ def pregrasp_candidates(world: GraspWorld, n: int, *, seed: int | None = 0, n_no
     R_inertia = d.ximat[world.object_body].reshape(3, 3)
 
     # (outward direction in world, source, closing axis to align): principal axes through the COM;
-    # random directions aimed at the COM whose surface normal becomes the approach
     # random directions aimed at the COM whose surface normal becomes the approach; along a
     # principal axis the rolls start with the closing direction on the next principal axis
     # (a box's faces squarely between the fingers), elsewhere at a random offset
