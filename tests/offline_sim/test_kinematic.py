@@ -152,3 +152,18 @@ def test_bad_closing_settings_are_named():
         ClosingSettings(contact_tol_m=0.05, margin_m=0.02)
     with pytest.raises(ValueError, match="withdraw_m"):
         ClosingSettings(withdraw_m=-1.0)
+
+
+def test_pfc_shortcut_through_a_contact_subset_decides_like_the_exact_epsilon():
+    # the tendon hand's box links press the box's faces with several contacts each: the
+    # subset of one contact per link often settles force closure on its own
+    world = build_grasp_world(BOX, underactuated())
+    closer = KinematicCloser(world)
+    grid = pfc_grid(xy_step_m=0.005, theta_step_rad=math.radians(10.0))
+    fast = closer.pfc(top_grasp(depth_m=0.0), grid=grid)
+    exact = closer.pfc(top_grasp(depth_m=0.0), grid=grid, exact_epsilons=True)
+    np.testing.assert_array_equal(fast.closed, exact.closed)
+    assert fast.pfc == exact.pfc and fast.pfc > 0
+    # where the subset decided, its ε is a lower bound of the exact one
+    assert np.all(fast.epsilons <= exact.epsilons + 1e-9)
+    assert np.any(fast.epsilons < exact.epsilons - 1e-6)  # the shortcut was taken
