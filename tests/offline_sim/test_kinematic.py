@@ -167,3 +167,17 @@ def test_pfc_shortcut_through_a_contact_subset_decides_like_the_exact_epsilon():
     # where the subset decided, its ε is a lower bound of the exact one
     assert np.all(fast.epsilons <= exact.epsilons + 1e-9)
     assert np.any(fast.epsilons < exact.epsilons - 1e-6)  # the shortcut was taken
+
+
+def test_user_mjcf_gripper_closes_kinematically_on_its_own_actuators(tmp_path):
+    from tests.offline_sim.test_hands import USER_GRIPPER
+
+    path = tmp_path / "gripper.xml"
+    path.write_text(USER_GRIPPER)
+    hand = load_mjcf_hand(path, closing_actuators=["act_a", "act_b"], links=["finger_a", "finger_b"],
+                          tcp_site="grip_site", closing_speed=0.1)
+    world = build_grasp_world(ObjectSpec("bar", "box", (0.04, 0.02, 0.08)), hand)
+    closer = KinematicCloser(world)
+    g = closer.close(top_grasp(depth_m=0.0))
+    assert set(g.links.tolist()) == {0, 1}
+    np.testing.assert_allclose(np.abs(g.positions[:, 0]), 0.02, atol=closer.settings.contact_tol_m)
