@@ -13,8 +13,7 @@ from ._frames import (frame_from_approach, invert, matrix_to_quat, pose, quat_to
 from ._grasp_sim import (ContactSet, GraspOutcome, GraspWorld, HoldDiagnostics, SimSettings,
                          build_grasp_world, place_hand, simulate_grasp, start_collisions)
 from ._graspdb_writer import GraspDatabaseWriter, GraspRecord
-from ._kinematic import (ClosedGrasp, ClosingSettings, KinematicCloser, PfcResult,
-                         coarse_pfc_grid)
+from ._kinematic import ClosedGrasp, ClosingSettings, KinematicCloser, PfcResult
 from ._hands import Drive, HandModel, load_mjcf_hand, parallel_jaw, three_finger, underactuated
 from ._objects import (BUILTIN_OBJECTS, Decomposition, GraspObject, builtin_object, decompose,
                        load_object, object_mjcf)
@@ -40,7 +39,7 @@ __all__ = [
     "contact_wrenches", "ferrari_canny", "MonteCarloResult", "MonteCarloSettings",
     "PoseErrorModel", "TrialMeasures", "evaluate_under_uncertainty", "grid_transforms",
     "pfc_grid", "probability_of_force_closure", "ClosingSettings", "ClosedGrasp",
-    "KinematicCloser", "PfcResult", "coarse_pfc_grid", "sample_pose_errors", "BuildSummary",
+    "KinematicCloser", "PfcResult", "sample_pose_errors", "BuildSummary",
     "BuildTarget", "Evaluator", "build_database", "GraspDatabaseWriter", "GraspRecord",
     "BUILTIN_HANDS", "HandSource", "ObjectSource", "SimEvaluator", "SimEvaluatorFactory",
     "object_sources",

@@ -27,7 +27,6 @@ Departures from the paper (GraspIt! is not available; these are ours):
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -192,9 +191,9 @@ class KinematicCloser:
         self.radius_m = float(np.linalg.norm(_object_points(world.obj), axis=1).max())
         self.withdraw_m = settings.withdraw_m if settings.withdraw_m is not None else self.radius_m + 0.01
 
-    def _gaps(self) -> tuple[np.ndarray, int]:
+    def _gaps(self) -> np.ndarray:
         """Per hand geom the smallest gap (m, capped at the margin) to an obstacle, after
-        kinematics and collision at the current qpos; and the number of contacts."""
+        kinematics and collision at the current qpos."""
         import mujoco
 
         m, d = self.model, self.data
@@ -206,7 +205,7 @@ class KinematicCloser:
             g1, g2, dist = d.contact.geom1[:n], d.contact.geom2[:n], d.contact.dist[:n]
             # every pair is hand-obstacle (hand geoms do not collide with each other)
             np.minimum.at(gap, np.where(self.obstacle[g2], g1, g2), dist)
-        return gap[self.hand_geoms], n
+        return gap[self.hand_geoms]
 
     def _set_start(self, T_object_hand: np.ndarray, T_displace: np.ndarray | None,
                    preshape: np.ndarray | None) -> np.ndarray:
@@ -237,7 +236,7 @@ class KinematicCloser:
         travel = self.withdraw_m
         steps = 0
         d.qpos[self.carrier_qadr] = -travel * approach
-        gap, _ = self._gaps()
+        gap = self._gaps()
         if gap.min() < -tol:  # the displaced object sits where the hand starts
             return self._result(True, False, steps)
         # approach: the whole hand translates, so every point moves by the step itself
@@ -245,7 +244,7 @@ class KinematicCloser:
             step = min(travel, gap.min() - 0.5 * tol)
             travel -= step
             d.qpos[self.carrier_qadr] = -travel * approach
-            gap, _ = self._gaps()
+            gap = self._gaps()
             steps += 1
         reached = travel <= 0
         q = d.qpos[self.qadr].copy()
@@ -267,7 +266,7 @@ class KinematicCloser:
             q = np.where(moving, q + self.speeds * dt, q)
             q = np.where(moving & ((q - self.limit) * np.sign(self.speeds) >= 0), self.limit, q)
             d.qpos[self.qadr] = q
-            gap, _ = self._gaps()
+            gap = self._gaps()
             steps += 1
         return self._result(False, reached, steps)
 
@@ -398,7 +397,3 @@ class KinematicCloser:
         return PfcResult(float(closed.mean()), closed, eps, eps0, centre, steps / max(len(g), 1),
                          time.perf_counter() - t0)
 
-
-def coarse_pfc_grid(xy_step_m: float = 0.002, theta_step_rad: float = math.radians(2.0)) -> np.ndarray:
-    """Weisz & Allen's ranges (±10 mm, ±20°) at coarser steps: 2 mm / 2° gives 2,541 poses."""
-    return pfc_grid(xy_step_m=xy_step_m, theta_step_rad=theta_step_rad)
