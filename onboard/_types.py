@@ -1,0 +1,83 @@
+"""Value types that the picking loop hands to the endpoint, the trial log and the CLI.
+
+All in SI units: metres, radians, seconds, newtons; poses are 4 x 4 float64 ``T_a_b``.
+Pixel quantities say so in their names (``x_px``). Stage timings are a mapping from stage
+name ("capture", "segment", "silhouette", "search", "choose", "approach", "grip", "lift",
+"after_image", "log", ...) to seconds.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class MoveStatus(str, enum.Enum):
+    """How an arm motion ended."""
+
+    REACHED = "reached"   # the TCP is at the goal
+    FAILED = "failed"     # the motion was refused or stopped short (unreachable, collision)
+    FAULTED = "faulted"   # the arm reports a fault and needs attention before the next motion
+
+
+@dataclass(frozen=True)
+class MoveResult:
+    """The end of one arm motion: status, the TCP pose reached (base frame) and why."""
+
+    status: MoveStatus
+    T_base_tcp: np.ndarray          # (4, 4) pose where the TCP stopped, metres
+    duration_s: float
+    message: str = ""
+
+    @property
+    def reached(self) -> bool:
+        """True when the TCP is at the goal."""
+        return self.status is MoveStatus.REACHED
+
+
+@dataclass(frozen=True)
+class GraspChoice:
+    """The grasp the loop chose for one object, ready for the arm and the gripper.
+
+    T_base_tcp : (4, 4) the TCP at the grasp (z = approach, x = closing direction), metres.
+    pregrasp_m : distance back along the approach where the arm starts its straight approach.
+    width_m : opening the gripper takes before closing; force_n : grip force to command.
+    x_px, y_px, theta_rad : the grasp in the silhouette image (column, row, closing angle).
+    features : raw features and their scores by name (d_t, r_r_rad, s_a_rad, s_f_px, ...).
+    source : "image_search" (Tan et al.'s measure) or "database" (step 8).
+    """
+
+    trial_id: int
+    object_label: str
+    T_base_tcp: np.ndarray
+    pregrasp_m: float
+    width_m: float
+    force_n: float
+    score: float
+    features: dict[str, float]
+    source: str
+    x_px: float
+    y_px: float
+    theta_rad: float
+    n_candidates: int
+    stage_s: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoGrasp:
+    """Nothing graspable in view, and why (no object, no depth, no candidate above the floor...)."""
+
+    reason: str
+    stage_s: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CellStatus:
+    """The cell at a glance: loop state, each device's state as a short text, trials logged."""
+
+    state: str          # "idle", "planning", "moving", "gripping", "faulted", "stopped"
+    camera: str
+    gripper: str
+    arm: str
+    trials: int
