@@ -7,33 +7,11 @@ name ("capture", "segment", "silhouette", "search", "choose", "approach", "grip"
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 import numpy as np
 
-
-class MoveStatus(str, enum.Enum):
-    """How an arm motion ended."""
-
-    REACHED = "reached"   # the TCP is at the goal
-    FAILED = "failed"     # the motion was refused or stopped short (unreachable, collision)
-    FAULTED = "faulted"   # the arm reports a fault and needs attention before the next motion
-
-
-@dataclass(frozen=True)
-class MoveResult:
-    """The end of one arm motion: status, the TCP pose reached (base frame) and why."""
-
-    status: MoveStatus
-    T_base_tcp: np.ndarray          # (4, 4) pose where the TCP stopped, metres
-    duration_s: float
-    message: str = ""
-
-    @property
-    def reached(self) -> bool:
-        """True when the TCP is at the goal."""
-        return self.status is MoveStatus.REACHED
+from drivers.arm import MoveResult, MoveStatus  # noqa: F401 - re-exported for the endpoint
 
 
 @dataclass(frozen=True)
