@@ -8,6 +8,7 @@ from ._errors import (GripperDisconnected, GripperError, GripperFault, GripperPr
                       GripperTimeout)
 from ._registry import MODELS, gripper_class, open_gripper
 from ._sim import SimGripper
+from ._specs import SPECS
 from ._types import FingerStatus, GraspResult, GripperSpec, GripperStatus, LinearMap, Range
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "GripperTimeout",
     "LinearMap",
     "Range",
+    "SPECS",
     "SimGripper",
     "gripper_class",
     "open_gripper",

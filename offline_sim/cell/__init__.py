@@ -1,0 +1,15 @@
+"""The simulated picking cell: a MuJoCo table with objects, a camera above it, and an arm with a
+parallel jaw that grasps physically, behind the same interfaces as hardware (Camera, Gripper,
+ArmController). The onboard loop loads it by name from the cell file; mujoco is imported only
+when a cell is built.
+"""
+from ._arm import SimArm
+from ._camera import SimCellCamera
+from ._cell import SimCell, SimCellSettings
+from ._gripper import SimJawGripper, jaw_spec
+from ._objects import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
+from ._world import CellWorld, build_cell_world
+
+__all__ = ["CellWorld", "PRIMITIVE_KINDS", "SimArm", "SimCell", "SimCellCamera",
+           "SimCellSettings", "SimJawGripper", "YCB_MASS_KG", "build_cell_world", "jaw_spec",
+           "random_primitive"]

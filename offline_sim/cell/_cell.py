@@ -1,0 +1,236 @@
+"""SimCell: a picking cell in MuJoCo — table, objects, camera, arm and parallel jaw — whose
+devices stand behind the same interfaces as hardware (Camera, Gripper, ArmController).
+
+Objects are drawn from the built-in shapes, random boxes, plates, bars and cylinders (some
+wider than the jaw's stroke, some flat, some long), and YCB scans when a folder is given;
+each rests in a random stable pose. Masses: density (600 kg/m³ by default, household
+objects) or the YCB catalogue. Objects that leave the table (dropped into the bin beside it)
+are taken out of the cell; the table is laid anew when it is empty, or when the picking
+has made no progress for a while (an operator clearing what cannot be picked).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from drivers.camera import DepthNoise, intrinsics_from_fov, look_at
+
+from .._hands import parallel_jaw
+from .._objects import BUILTIN_OBJECTS, GraspObject, builtin_object, load_object
+from ._arm import SimArm
+from ._camera import SimCellCamera
+from ._gripper import SimJawGripper
+from ._objects import YCB_MASS_KG, random_primitive
+from ._world import CellWorld, build_cell_world, footprint_radius_m, random_stable_pose
+
+GAP_M = 0.02
+PLACE_REGION_M = (0.22, 0.16)  # half extents of where objects are laid (in the camera's view)
+
+
+@dataclass(frozen=True)
+class SimCellSettings:
+    """What the simulated cell is made of; lengths metres, forces newtons.
+
+    objects_per_table : (min, max) objects laid on a fresh table. builtin : built-in shapes to
+    draw from; random_primitives : also random boxes, plates, bars and cylinders; ycb_dir : a
+    folder of YCB scans (``<name>/visual.obj``) to draw from too. pad_friction : 1.0 for
+    rubber pads, about 0.5 for taped ones. camera_height_m : above the table, looking down.
+    depth_noise : D400-like noise on the depth (off only for tests of exact geometry).
+    """
+
+    objects_per_table: tuple[int, int] = (3, 5)
+    builtin: tuple[str, ...] = BUILTIN_OBJECTS
+    random_primitives: bool = True
+    ycb_dir: str | None = None
+    density_kg_m3: float = 600.0
+    finger_width_m: float = 0.022
+    open_width_m: float = 0.085
+    finger_length_m: float = 0.06
+    pad_length_m: float = 0.035
+    pad_friction: float = 1.0
+    camera_height_m: float = 0.75
+    camera_tilt_rad: float = 0.0
+    image_width_px: int = 640
+    image_height_px: int = 480
+    hfov_rad: float = math.radians(69.0)
+    depth_noise: bool = True
+    stall_reads: int = 8     # camera reads with no object leaving before the table is reset
+    safe_height_m: float = 0.32
+
+    def __post_init__(self) -> None:
+        lo, hi = self.objects_per_table
+        if not (1 <= lo <= hi <= 10):
+            raise ValueError(f"objects_per_table must be (min, max) with 1 <= min <= max <= 10, "
+                             f"got {self.objects_per_table!r}")
+        for name in self.builtin:
+            if name not in BUILTIN_OBJECTS:
+                raise ValueError(f"builtin object {name!r} unknown; choose from {', '.join(BUILTIN_OBJECTS)}")
+        if self.ycb_dir is not None and not Path(self.ycb_dir).is_dir():
+            raise ValueError(f"ycb_dir {self.ycb_dir!r} is not a folder")
+        for name in ("density_kg_m3", "finger_width_m", "open_width_m", "pad_friction",
+                     "camera_height_m", "safe_height_m"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"SimCellSettings.{name} must be finite and > 0, got {v!r}")
+
+
+class SimCell:
+    """The simulated cell: owns the world and its clock; ``camera``, ``gripper`` and ``arm``
+    are its devices. Same settings and seed, same sequence of tables."""
+
+    def __init__(self, settings: SimCellSettings = SimCellSettings(), *, seed: int | None = 0,
+                 cache_dir: str | Path | None = ".graspline-cache") -> None:
+        self.settings = settings
+        self._rng = np.random.default_rng(seed)
+        self._cache_dir = cache_dir
+        self.hand = parallel_jaw(finger_width_m=settings.finger_width_m,
+                                 open_width_m=settings.open_width_m,
+                                 finger_length_m=settings.finger_length_m,
+                                 pad_length_m=settings.pad_length_m,
+                                 pad_friction=settings.pad_friction, force_limit_n=235.0)
+        self._catalogue = self._load_catalogue()
+        self.world: CellWorld = None  # type: ignore[assignment]
+        self.time_s = 0.0
+        self.tables = 0
+        self._reads_since_progress = 0
+        self._n_on_table = 0
+        down = np.array([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]])
+        self.home_pose = np.eye(4)
+        self.home_pose[:3, :3] = down
+        self.home_pose[:3, 3] = (0.0, -0.52, 0.36)
+        self.place_pose = self.home_pose.copy()
+        self.place_pose[:3, 3] = (0.0, -0.5, 0.25)    # over the bin beside the table
+        self.arm = SimArm(self)
+        self.gripper = SimJawGripper.__new__(SimJawGripper)  # bound below, once a world exists
+        self.new_table()
+        SimJawGripper.__init__(self.gripper, self)
+        intr = intrinsics_from_fov(settings.image_width_px, settings.image_height_px,
+                                   math.degrees(settings.hfov_rad))
+        eye = np.array([0.0, -settings.camera_height_m * math.tan(settings.camera_tilt_rad),
+                        settings.camera_height_m])
+        self.camera = SimCellCamera(self, intr, look_at(eye, np.zeros(3), up=(0.0, 1.0, 0.0)),
+                                    noise=DepthNoise() if settings.depth_noise else None,
+                                    seed=int(self._rng.integers(2**31)))
+
+    # -------------------------------------------------------------------- the world
+    def _load_catalogue(self) -> list[tuple[str, object]]:
+        """(kind, source) of every object the cell may lay: built-ins, primitives, YCB."""
+        s = self.settings
+        cat: list[tuple[str, object]] = [("builtin", n) for n in s.builtin]
+        if s.random_primitives:
+            cat += [("primitive", k) for k in ("box", "plate", "bar", "cylinder", "wide_can",
+                                               "wide_box", "heavy_box")]
+        if s.ycb_dir is not None:
+            cat += [("ycb", p) for p in sorted(Path(s.ycb_dir).glob("*/visual.obj"))]
+        return cat
+
+    def _make_object(self, kind: str, source: object) -> GraspObject:
+        """One GraspObject of the catalogue entry (random sizes drawn from the cell's rng)."""
+        if kind == "builtin":
+            return builtin_object(str(source), density=self.settings.density_kg_m3)
+        if kind == "primitive":
+            return random_primitive(str(source), self._rng, self.settings.density_kg_m3)
+        path = Path(source)
+        obj = load_object(path, cache_dir=self._cache_dir, n_poses=6)
+        mass = YCB_MASS_KG.get(path.parent.name)
+        return replace(obj, mass_kg=mass) if mass else obj
+
+    def new_table(self) -> None:
+        """Lay a fresh table: random objects in random stable poses, hand at home, settled."""
+        lo, hi = self.settings.objects_per_table
+        n = int(self._rng.integers(lo, hi + 1))
+        picks = self._rng.choice(len(self._catalogue), size=n, replace=n > len(self._catalogue))
+        objects = [self._make_object(*self._catalogue[i]) for i in picks]
+        poses = self._place(objects)
+        colours = self._rng.uniform(0.25, 0.95, (len(objects), 3))
+        self.world = build_cell_world(objects, poses, self.hand, colours=colours,
+                                      pad_friction=self.settings.pad_friction)
+        self.tables += 1
+        self._reads_since_progress = 0
+        self._n_on_table = len(objects)
+        self.arm.home()
+        self.gripper_reset()
+        self.step(int(0.3 / self.world.model.opt.timestep))  # let the objects settle
+
+    def _place(self, objects: list[GraspObject]) -> list[np.ndarray]:
+        """Non-overlapping resting poses on the table (rejection sampling)."""
+        hx, hy = PLACE_REGION_M
+        placed: list[tuple[float, float, float]] = []
+        poses = []
+        for obj in objects:
+            for _ in range(500):
+                yaw = self._rng.uniform(-math.pi, math.pi)
+                xy = (self._rng.uniform(-hx, hx), self._rng.uniform(-hy, hy))
+                T = random_stable_pose(obj, xy, yaw, self._rng)
+                r = footprint_radius_m(obj, T)
+                if all(math.hypot(xy[0] - x, xy[1] - y) >= r + rr + GAP_M for x, y, rr in placed):
+                    break
+            placed.append((xy[0], xy[1], r))
+            poses.append(T)
+        return poses
+
+    def gripper_reset(self) -> None:
+        """Fingers fully open, servo at rest (after a new table or an activation)."""
+        w = self.world
+        w.data.ctrl[w.close_actuator] = 0.0
+        w.data.qpos[w.finger_qposadr] = 0.0
+        w.data.qvel[w.finger_dofadr] = 0.0
+
+    def step(self, n: int = 1) -> None:
+        """Advance the world n steps."""
+        import mujoco
+
+        mujoco.mj_step(self.world.model, self.world.data, n)
+        self.time_s += n * self.world.model.opt.timestep
+
+    # ---------------------------------------------------------------- bookkeeping
+    def before_capture(self) -> None:
+        """Called by the camera before each frame: take out dropped objects, re-lay the table
+        when it is empty or nothing has left it for ``stall_reads`` frames."""
+        w = self.world
+        for k in range(len(w.objects)):
+            if w.data.xpos[w.object_body[k], 2] < -0.2:  # fell off the table: into the bin
+                self._park(k)
+        left = self._n_on_table - len(w.on_table())
+        self._n_on_table -= left
+        self._reads_since_progress = 0 if left else self._reads_since_progress + 1
+        if self._n_on_table == 0 or self._reads_since_progress > self.settings.stall_reads:
+            self.new_table()
+
+    def _park(self, k: int) -> None:
+        """Move object k out of the cell (far away on the floor), at rest."""
+        import mujoco
+
+        w = self.world
+        q = w.object_qposadr[k]
+        w.data.qpos[q:q + 7] = (20.0 + 0.5 * k, 0.0, -0.7, 1.0, 0.0, 0.0, 0.0)
+        dof = w.model.jnt_dofadr[w.model.body_jntadr[w.object_body[k]]]
+        w.data.qvel[dof:dof + 6] = 0.0
+        mujoco.mj_forward(w.model, w.data)
+
+    def object_at(self, T_base_tcp: np.ndarray, radius_m: float = 0.06) -> int | None:
+        """0-based index of the object nearest the TCP's position within radius_m, if any."""
+        w = self.world
+        pos = w.data.xipos[w.object_body]
+        d = np.linalg.norm(pos - T_base_tcp[:3, 3], axis=1)
+        k = int(np.argmin(d)) if len(d) else -1
+        return k if k >= 0 and d[k] <= radius_m else None
+
+    def object_name(self, k: int) -> str:
+        """Name of object k (0-based) of the current table."""
+        return self.world.objects[k].name
+
+    def close(self) -> None:
+        """Close the devices."""
+        self.camera.close()
+        self.gripper.close()
+        self.arm.close()
+
+    def __enter__(self) -> "SimCell":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,229 @@
+"""The simulated cell's MuJoCo world: a table, objects resting in random stable poses, and a
+parallel-jaw gripper on the arm's flange. The arm is position-controlled and not backdrivable,
+as an industrial arm is: the flange is a free body welded stiffly to a mocap body that carries
+the commanded pose. (A hand on the mocap body itself would move without a velocity, and
+friction would not drag a held object along: it would slide out of the pads on the lift.)
+
+Frames: the world is the robot base; the table top is the plane z = 0.
+
+Physics settings, and why:
+- timestep 2 ms, implicitfast, elliptic cones with impratio 10, Newton: as the grasp
+  simulation (offline_sim._grasp_sim), whose tests measured these against smaller steps; 2 ms
+  rather than 3 because the arm moves the gripper kinematically and a faster mocap motion
+  needs a finer step to keep each step's travel under a millimetre.
+- Pads win friction: each pad geom has priority 1, so a pad/object contact takes the pad's
+  friction (1.0 rubber, 0.5 taped) rather than MuJoCo's default maximum of the two geoms.
+- Objects: 0.6 against the table (wood/laminate on plastic and cardboard).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._frames import matrix_to_quat, pose
+from .._hands import SOLREF, HandModel
+from .._objects import GraspObject, object_mjcf
+
+TABLE_HALF_EXTENTS_M = (0.40, 0.30)
+OBJECT_FRICTION = 0.6
+OBJECT_CONTYPE, OBJECT_CONAFFINITY = 1, 3
+HAND_CONTYPE, HAND_CONAFFINITY = 2, 1
+HAND_PREFIX = "hand/"
+PARKED_Z_M = -0.78   # picked objects rest on the floor far from the table (they left the cell)
+
+
+@dataclass
+class CellWorld:
+    """A compiled cell: the model, its one MjData, and the ids the arm, gripper and camera use.
+
+    objects[k] is instance k + 1 (geom_instance gives each geom's instance, 0 = not an object);
+    object_body[k] its body and object_qposadr[k] its free joint's qpos address. T_root_tcp is
+    the TCP in the hand's root frame; the mocap body carries the hand root.
+    """
+
+    model: object
+    data: object
+    hand: HandModel
+    objects: list[GraspObject]
+    object_body: np.ndarray
+    object_qposadr: np.ndarray
+    geom_instance: np.ndarray
+    hand_geom: np.ndarray       # (ngeom,) bool
+    table_geom: int
+    mocap_id: int
+    tcp_site: int
+    T_root_tcp: np.ndarray
+    finger_qposadr: np.ndarray  # qpos addresses of the closing slide joints
+    finger_dofadr: np.ndarray
+    close_actuator: int
+    flange_qposadr: int         # the free joint of the arm's flange, which carries the hand
+    flange_dofadr: int
+
+    def teleport_flange(self, T_world_flange: np.ndarray) -> None:
+        """Put the arm's flange (and its commanded pose) at T_world_flange at once, at rest."""
+        import mujoco
+
+        q = matrix_to_quat(T_world_flange[:3, :3])
+        self.data.mocap_pos[self.mocap_id] = T_world_flange[:3, 3]
+        self.data.mocap_quat[self.mocap_id] = q
+        a = self.flange_qposadr
+        self.data.qpos[a:a + 3] = T_world_flange[:3, 3]
+        self.data.qpos[a + 3:a + 7] = q
+        self.data.qvel[self.flange_dofadr:self.flange_dofadr + 6] = 0.0
+        mujoco.mj_forward(self.model, self.data)
+
+    def T_world_object(self, k: int) -> np.ndarray:
+        """Pose of object k (0-based) now, 4 x 4, metres."""
+        b = self.object_body[k]
+        return pose(self.data.xmat[b].reshape(3, 3), self.data.xpos[b])
+
+    def T_world_tcp(self) -> np.ndarray:
+        """Pose of the gripper's TCP now, 4 x 4, metres."""
+        return pose(self.data.site_xmat[self.tcp_site].reshape(3, 3), self.data.site_xpos[self.tcp_site])
+
+    def on_table(self) -> list[int]:
+        """0-based indices of objects still in the cell (not parked on the floor)."""
+        z = self.data.xpos[self.object_body, 2]
+        return [k for k in range(len(self.objects)) if z[k] > PARKED_Z_M + 0.3]
+
+
+def _object_body_xml(k: int, obj: GraspObject, T: np.ndarray, rgba: str) -> tuple[str, str]:
+    """(assets, body) XML of object k (1-based) at pose T (4 x 4, metres)."""
+    asset, geoms = object_mjcf(obj, f"obj{k}", rgba)
+    q = " ".join(f"{c:.9f}" for c in matrix_to_quat(T[:3, :3]))
+    p = " ".join(f"{c:.6f}" for c in T[:3, 3])
+    return asset, f'<body name="obj{k}" pos="{p}" quat="{q}"><freejoint/>{geoms}</body>'
+
+
+def _world_xml(objects: list[GraspObject], poses: list[np.ndarray], colours: np.ndarray,
+               table_friction: float) -> str:
+    """MJCF of the table, floor, objects at their poses and the arm's mocap mount."""
+    assets, bodies = [], []
+    for k, (obj, T) in enumerate(zip(objects, poses), start=1):
+        a, b = _object_body_xml(k, obj, T, " ".join(f"{c:.3f}" for c in colours[k - 1]) + " 1")
+        assets.append(a)
+        bodies.append(b)
+    hx, hy = TABLE_HALF_EXTENTS_M
+    return f"""<mujoco model="picking_cell">
+  <compiler angle="radian"/>
+  <option timestep="0.002" integrator="implicitfast" cone="elliptic" impratio="10"
+          solver="Newton" iterations="50" tolerance="1e-8"/>
+  <asset>{''.join(assets)}</asset>
+  <worldbody>
+    <geom name="floor" type="plane" pos="0 0 {PARKED_Z_M - 0.02:.3f}" size="20 20 0.1"
+          rgba="0.4 0.4 0.4 1"/>
+    <geom name="table" type="box" pos="0 0 -0.02" size="{hx} {hy} 0.02"
+          friction="{table_friction} 0.005 0.0001" solref="{SOLREF}" solimp="0.95 0.99 0.001"
+          rgba="0.62 0.55 0.45 1"/>
+    {''.join(bodies)}
+    <body name="arm_mount" mocap="true" pos="0 -0.5 0.5"/>
+    <body name="arm_flange" pos="0 -0.5 0.5" gravcomp="1">
+      <freejoint name="arm_flange"/>
+      <inertial pos="0 0 0" mass="1" diaginertia="0.005 0.005 0.005"/>
+    </body>
+  </worldbody>
+  <equality>
+    <!-- the arm's position control: the flange follows the commanded pose stiffly -->
+    <weld body1="arm_mount" body2="arm_flange" solref="0.004 1" solimp="0.99 0.999 0.001"/>
+  </equality>
+</mujoco>"""
+
+
+def build_cell_world(objects: list[GraspObject], poses: list[np.ndarray], hand: HandModel, *,
+                     colours: np.ndarray, pad_friction: float) -> CellWorld:
+    """Compile the cell with objects at poses (T_world_object, 4 x 4) and the hand on the arm.
+
+    pad_friction : sliding friction of the pads (those geoms have "pad" in their name) against
+    anything they touch (1.0 rubber, about 0.5 taped).
+    """
+    import mujoco
+
+    spec = mujoco.MjSpec.from_string(_world_xml(objects, poses, colours, OBJECT_FRICTION))
+    for g in spec.geoms:
+        if g.name.startswith("obj"):
+            g.contype, g.conaffinity = OBJECT_CONTYPE, OBJECT_CONAFFINITY
+            g.friction = [OBJECT_FRICTION, 0.005, 0.0001]
+            g.solref = [float(x) for x in SOLREF.split()]
+            g.solimp = [0.95, 0.99, 0.001, 0.5, 2.0]
+    hs = hand.spec()
+    for b in hs.bodies:
+        b.gravcomp = 1.0  # the arm carries the hand's weight
+    for g in hs.geoms:
+        if g.contype or g.conaffinity:
+            g.contype, g.conaffinity = HAND_CONTYPE, HAND_CONAFFINITY
+        if "pad" in g.name:
+            g.priority = 1
+            g.friction = [pad_friction, 0.005, 0.0001]
+    root = hs.worldbody.first_body()
+    if root is None:
+        raise ValueError(f"hand {hand.name!r}: its MJCF has no body in worldbody")
+    spec.body("arm_flange").add_frame().attach_body(root, HAND_PREFIX, "")
+    try:
+        model = spec.compile()
+    except Exception as exc:  # noqa: BLE001 - MuJoCo raises ValueError with its own text
+        raise ValueError(f"the simulated cell does not compile with hand {hand.name!r}: {exc}") from exc
+    data = mujoco.MjData(model)
+    return _index(model, data, hand, objects)
+
+
+def _index(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorld:
+    """Look up the ids of the compiled cell and measure the TCP in the hand root frame."""
+    import mujoco
+
+    O = mujoco.mjtObj
+
+    def ident(kind, name: str) -> int:
+        i = mujoco.mj_name2id(model, kind, name)
+        if i < 0:
+            raise ValueError(f"the simulated cell has no {kind.name[6:].lower()} named {name!r}")
+        return i
+
+    bodies = np.array([ident(O.mjOBJ_BODY, f"obj{k}") for k in range(1, len(objects) + 1)], np.int64)
+    qadr = np.array([model.jnt_qposadr[model.body_jntadr[b]] for b in bodies], np.int64)
+    geom_instance = np.zeros(model.ngeom, np.int32)
+    for k, b in enumerate(bodies, start=1):
+        geom_instance[model.geom_bodyid == b] = k
+    mount = ident(O.mjOBJ_BODY, "arm_mount")
+    flange = ident(O.mjOBJ_BODY, "arm_flange")
+    hand_geom = np.zeros(model.ngeom, bool)
+    for g in range(model.ngeom):
+        b = model.geom_bodyid[g]
+        while b > 0 and b != flange:
+            b = model.body_parentid[b]
+        hand_geom[g] = b == flange
+    drive = hand.drives[0]
+    act = ident(O.mjOBJ_ACTUATOR, HAND_PREFIX + drive.actuators[0])
+    joints = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE
+              and hand_geom[np.flatnonzero(model.geom_bodyid == model.jnt_bodyid[j])].any()]
+    world = CellWorld(model, data, hand, list(objects), bodies, qadr, geom_instance, hand_geom,
+                      ident(O.mjOBJ_GEOM, "table"), int(model.body_mocapid[mount]),
+                      ident(O.mjOBJ_SITE, HAND_PREFIX + hand.tcp_site), np.eye(4),
+                      np.array([model.jnt_qposadr[j] for j in joints], np.int64),
+                      np.array([model.jnt_dofadr[j] for j in joints], np.int64), act,
+                      int(model.jnt_qposadr[model.body_jntadr[flange]]),
+                      int(model.jnt_dofadr[model.body_jntadr[flange]]))
+    # TCP in the hand root frame: mount at the origin, read the site
+    world.teleport_flange(np.eye(4))
+    world.T_root_tcp = world.T_world_tcp()
+    return world
+
+
+def random_stable_pose(obj: GraspObject, xy: tuple[float, float], yaw_rad: float,
+                       rng: np.random.Generator) -> np.ndarray:
+    """T_world_object of obj resting in one of its stable poses (drawn by probability) at
+    table point xy (metres) turned by yaw_rad about the vertical."""
+    p = obj.stable_probabilities / obj.stable_probabilities.sum()
+    T_rest = obj.stable_poses[rng.choice(len(p), p=p)]
+    c, s = math.cos(yaw_rad), math.sin(yaw_rad)
+    T_yaw = pose(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), (xy[0], xy[1], 0.0))
+    T = T_yaw @ T_rest
+    T[2, 3] += 0.0005  # half a millimetre of air: it settles instead of starting in contact
+    return T
+
+
+def footprint_radius_m(obj: GraspObject, T_world_object: np.ndarray) -> float:
+    """Radius (metres) of the object's footprint on the table about its pose's origin."""
+    v = obj.visual[0] @ T_world_object[:3, :3].T
+    return float(np.hypot(v[:, 0], v[:, 1]).max())

@@ -1,0 +1,290 @@
+"""The cell file: one YAML file per picking cell, checked once at load by a msgspec schema.
+
+Every error names the file, the key (as a path such as ``gripper.force_n``) and the value.
+Lengths in metres, forces in newtons, times in seconds; angles, where a person writes them,
+in degrees with ``_deg`` in the key (converted at load).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+CELL_FILE_VERSION = 1
+STAGES = ("capture", "segment", "silhouette", "search", "choose", "approach", "grip",
+          "after_image", "lift", "place", "log")
+
+
+class CellFileError(ValueError):
+    """A cell file that cannot be used: the message names the file, the key and the value."""
+
+
+class _Strict(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    pass
+
+
+class CameraConfig(_Strict):
+    """kind: "sim" (the simulated cell's camera), "realsense" (live, by serial) or
+    "recording" (a .db3 file played back)."""
+
+    kind: Literal["sim", "realsense", "recording"] = "sim"
+    serial: str | None = None
+    recording: str | None = None
+    width_px: int = 640
+    height_px: int = 480
+    fps: int = 30
+    timeout_s: float = 1.0
+    retries: int = 2          # reads tried before a capture is given up
+
+
+class SegmenterConfig(_Strict):
+    """backend: a name of vision.BACKENDS; options: keyword arguments of that backend."""
+
+    backend: str = "tabletop"
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class GripperConfig(_Strict):
+    """model: a drivers.gripper model name, or "sim_jaw" for the simulated cell's jaw.
+    Geometry of the fingers as the scorer sees it (metres): finger_width_m across the closing
+    direction, open_width_m between the pads, pad_length_m along the approach, tcp_to_tip_m
+    from the TCP to the fingertips along the approach."""
+
+    model: str = "sim_jaw"
+    port: str = "sim"
+    finger_width_m: float = 0.022
+    open_width_m: float = 0.085
+    pad_length_m: float = 0.035
+    tcp_to_tip_m: float = 0.0175
+    force_n: float = 40.0
+    speed_mps: float = 0.1
+    timeout_s: float = 5.0
+
+
+class ArmConfig(_Strict):
+    """kind: "sim" (the simulated cell's arm) or "none" (the robot controller moves the arm
+    itself through the endpoint). Poses as [x, y, z] (metres, base frame) with the TCP
+    pointing straight down."""
+
+    kind: Literal["sim", "none"] = "sim"
+    speed_mps: float = 0.25
+    approach_speed_mps: float = 0.05
+    pregrasp_m: float = 0.10
+    lift_m: float = 0.10
+    hold_s: float = 0.5
+    home_m: list[float] = msgspec.field(default_factory=lambda: [0.0, -0.52, 0.36])
+    place_m: list[float] = msgspec.field(default_factory=lambda: [0.0, -0.5, 0.25])
+
+
+class CalibrationConfig(_Strict):
+    """Calibration files (paths relative to the cell file); None where not calibrated."""
+
+    intrinsics: str | None = None
+    hand_eye: str | None = None
+    depth: str | None = None
+    gripper: str | None = None
+
+
+class ScoringConfig(_Strict):
+    """Image-space search: silhouette resolution, insertion depth of the fingertips past the
+    object's top (metres), grasp lines, candidates kept, the score below which the loop
+    offers no grasp, and the search seed."""
+
+    metres_per_px: float = 0.001
+    insertion_depth_m: float = 0.02
+    clearance_m: float = 0.005
+    n_lines: int = 15
+    top_k: int = 5
+    min_score: float = 0.2
+    seed: int = 0
+    measure: str = "tan2021"
+
+
+class ServerConfig(_Strict):
+    """The robot-controller endpoint: address to bind (loopback unless set) and port."""
+
+    host: str = "127.0.0.1"
+    port: int = 5050
+
+
+class SimConfig(_Strict):
+    """The simulated cell (only read when the camera, gripper or arm is "sim")."""
+
+    objects_per_table: list[int] = msgspec.field(default_factory=lambda: [3, 5])
+    ycb_dir: str | None = None
+    pad_friction: float = 1.0
+    depth_noise: bool = True
+    seed: int = 0
+
+
+class CellConfig(_Strict):
+    """A whole cell file (see README: "The cell file")."""
+
+    version: int = CELL_FILE_VERSION
+    name: str = "cell"
+    camera: CameraConfig = CameraConfig()
+    segmenter: SegmenterConfig = SegmenterConfig()
+    gripper: GripperConfig = GripperConfig()
+    arm: ArmConfig = ArmConfig()
+    calibration: CalibrationConfig = CalibrationConfig()
+    scoring: ScoringConfig = ScoringConfig()
+    database: str | None = None
+    log_dir: str = "trials"
+    budgets_s: dict[str, float] = msgspec.field(default_factory=dict)
+    server: ServerConfig = ServerConfig()
+    sim: SimConfig = SimConfig()
+
+
+_POSITIVE = {
+    "camera.timeout_s", "camera.fps", "camera.width_px", "camera.height_px",
+    "gripper.finger_width_m", "gripper.open_width_m", "gripper.pad_length_m", "gripper.force_n",
+    "gripper.speed_mps", "gripper.timeout_s", "arm.speed_mps", "arm.approach_speed_mps",
+    "scoring.metres_per_px", "scoring.n_lines", "scoring.top_k", "sim.pad_friction",
+}
+_NON_NEGATIVE = {"gripper.tcp_to_tip_m", "arm.pregrasp_m", "arm.lift_m", "arm.hold_s",
+                 "scoring.insertion_depth_m", "scoring.clearance_m", "scoring.min_score",
+                 "camera.retries"}
+
+
+def load_cell_file(path: str | Path) -> tuple[CellConfig, str]:
+    """(the checked CellConfig, sha256 of the file's bytes) of a cell file; CellFileError else."""
+    path = Path(path)
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        raise CellFileError(f"cell file {str(path)!r} cannot be read: {exc.strerror}") from exc
+    config = parse_cell_file(raw_bytes, str(path))
+    return resolve_paths(config, path.parent), hashlib.sha256(raw_bytes).hexdigest()
+
+
+def parse_cell_file(text: bytes | str, source: str = "<cell file>") -> CellConfig:
+    """The CellConfig in YAML text; every error names ``source``, the key and the value."""
+    import yaml
+
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CellFileError(f"{source}: not valid YAML: {exc}") from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise CellFileError(f"{source}: the top level must be a mapping of keys, got "
+                            f"{type(raw).__name__}")
+    try:
+        config = msgspec.convert(raw, CellConfig, strict=True)
+    except msgspec.ValidationError as exc:
+        raise CellFileError(_explain(str(exc), raw, source)) from exc
+    _check_values(config, source)
+    return config
+
+
+def _explain(message: str, raw: dict, source: str) -> str:
+    """msgspec's message rewritten as "FILE: key a.b: message (value: ...)"."""
+    m = re.search(r" - at `\$(.*)`$", message)
+    where = m.group(1) if m else ""
+    text = message[:m.start()] if m else message
+    key = where.lstrip(".").replace("`", "")
+    field = re.search(r"unknown field `([^`]+)`", text)
+    if field:
+        full = f"{key}.{field.group(1)}" if key else field.group(1)
+        return f"{source}: unknown key {full!r} (a typo? see the README's cell file section)"
+    value = _lookup(raw, key)
+    shown = "" if value is _MISSING else f" (value: {value!r})"
+    return f"{source}: key {key or '(top level)'!r}: {text}{shown}"
+
+
+_MISSING = object()
+
+
+def _lookup(raw: Any, key: str) -> Any:
+    """The value at a dotted/indexed key path in the parsed YAML, or _MISSING."""
+    cur = raw
+    for part in re.findall(r"[^.\[\]]+", key):
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+            cur = cur[int(part)]
+        else:
+            return _MISSING
+    return cur
+
+
+def _get(config: CellConfig, key: str) -> Any:
+    cur: Any = config
+    for part in key.split("."):
+        cur = getattr(cur, part)
+    return cur
+
+
+def _check_values(config: CellConfig, source: str) -> None:
+    """Ranges msgspec's types do not express; CellFileError naming key and value."""
+    if config.version != CELL_FILE_VERSION:
+        raise CellFileError(f"{source}: key 'version': this graspline reads cell files of "
+                            f"version {CELL_FILE_VERSION}, got {config.version!r}")
+    for key in _POSITIVE:
+        v = _get(config, key)
+        if not (math.isfinite(v) and v > 0):
+            raise CellFileError(f"{source}: key {key!r} must be > 0, got {v!r}")
+    for key in _NON_NEGATIVE:
+        v = _get(config, key)
+        if not (math.isfinite(v) and v >= 0):
+            raise CellFileError(f"{source}: key {key!r} must be >= 0, got {v!r}")
+    if not config.scoring.min_score <= 1.0:
+        raise CellFileError(f"{source}: key 'scoring.min_score' must be in [0, 1], "
+                            f"got {config.scoring.min_score!r}")
+    for name, v in config.budgets_s.items():
+        if name not in STAGES:
+            raise CellFileError(f"{source}: key 'budgets_s.{name}': no such stage; stages are "
+                                f"{', '.join(STAGES)}")
+        if not (math.isfinite(v) and v > 0):
+            raise CellFileError(f"{source}: key 'budgets_s.{name}' must be > 0, got {v!r}")
+    for key in ("arm.home_m", "arm.place_m"):
+        v = _get(config, key)
+        if len(v) != 3 or not all(math.isfinite(c) for c in v):
+            raise CellFileError(f"{source}: key {key!r} must be [x, y, z] in metres, got {v!r}")
+    lo_hi = config.sim.objects_per_table
+    if len(lo_hi) != 2 or not 1 <= lo_hi[0] <= lo_hi[1] <= 10:
+        raise CellFileError(f"{source}: key 'sim.objects_per_table' must be [min, max] with "
+                            f"1 <= min <= max <= 10, got {lo_hi!r}")
+    if not 0 <= config.server.port <= 65535:
+        raise CellFileError(f"{source}: key 'server.port' must be in 0..65535, got "
+                            f"{config.server.port!r}")
+    if config.scoring.measure not in ("tan2021",):
+        raise CellFileError(f"{source}: key 'scoring.measure' must be 'tan2021', got "
+                            f"{config.scoring.measure!r}")
+    if config.camera.kind == "recording" and not config.camera.recording:
+        raise CellFileError(f"{source}: key 'camera.recording' must name a .db3 file when "
+                            f"camera.kind is 'recording'")
+
+
+def resolve_paths(config: CellConfig, base: Path) -> CellConfig:
+    """The config with relative file paths made relative to ``base`` (the cell file's folder)."""
+    def fix(p: str | None) -> str | None:
+        return None if p is None or Path(p).is_absolute() else str(base / p)
+
+    cal = config.calibration
+    return msgspec.structs.replace(
+        config,
+        calibration=msgspec.structs.replace(cal, intrinsics=fix(cal.intrinsics),
+                                            hand_eye=fix(cal.hand_eye), depth=fix(cal.depth),
+                                            gripper=fix(cal.gripper)),
+        camera=msgspec.structs.replace(config.camera, recording=fix(config.camera.recording)),
+        database=fix(config.database), log_dir=fix(config.log_dir) or config.log_dir,
+        sim=msgspec.structs.replace(config.sim, ycb_dir=fix(config.sim.ycb_dir)))
+
+
+def sim_cell_file(*, seed: int = 0, log_dir: str = "out/trials", ycb_dir: str | None = None,
+                  pad_friction: float = 1.0, port: int = 5050) -> CellConfig:
+    """The built-in cell file of the simulated cell (``graspline demo`` / ``serve --sim``)."""
+    return CellConfig(name="simulated cell", log_dir=log_dir, server=ServerConfig(port=port),
+                      sim=SimConfig(seed=seed, ycb_dir=ycb_dir, pad_friction=pad_friction),
+                      scoring=ScoringConfig(seed=seed))
+
+
+def config_hash(config: CellConfig) -> str:
+    """sha256 of a config's canonical JSON (for built-in configs that have no file)."""
+    return hashlib.sha256(msgspec.json.encode(config)).hexdigest()

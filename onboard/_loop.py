@@ -1,0 +1,547 @@
+"""The picking loop: capture -> segment -> silhouettes -> search and score -> choose -> arm and
+gripper -> after-image -> outcome -> log, each stage timed against its budget.
+
+The loop knows interfaces only (Camera, Segmenter, Gripper, ArmController, TrialLog); the
+cell file names the implementations (onboard._devices builds them). The endpoint and the CLI
+drive the same PickingLoop; neither holds logic of its own.
+
+Faults: a capture that fails, a frame with no depth, nothing segmented or nothing graspable
+give a NoGrasp and a logged trial; a gripper or arm fault during a pick stops safely (gripper
+opened, arm retreated), is logged with the error, and the loop carries on; an arm that
+reports FAULTED puts the loop in the "faulted" state, where picks are refused until
+``clear_fault``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from drivers.arm import ArmController, MoveResult, MoveStatus, check_tcp_pose
+from drivers.camera import Camera, CameraError, RGBDFrame
+from drivers.gripper import Gripper, GripperError
+from scoring import GripperProjection, SearchParams, prepare_silhouette, score_candidates, search_grasps
+from vision import ObjectMask, Segmenter, Silhouette, silhouette
+
+from ._cellfile import CellConfig
+from ._trials import TrialRecord
+from ._types import CellStatus, GraspChoice, NoGrasp
+
+log = logging.getLogger("graspline.loop")
+
+LEVELS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0 + 1e-9])  # the five score levels (Tan Fig. 8)
+VALIDATE_CANDIDATES = 4000  # random candidates scored per object when drawing across levels
+
+
+@dataclass
+class Plan:
+    """What the planning stages produced for one frame: the choice (or why none), the frame,
+    the masks, the chosen object's silhouette and mask index, and the stage times."""
+
+    choice: GraspChoice | NoGrasp
+    frame: RGBDFrame | None = None
+    masks: list[ObjectMask] = field(default_factory=list)
+    sil: Silhouette | None = None
+    mask_index: int = -1
+    level: int = -1
+
+
+@dataclass
+class Execution:
+    """What happened when the arm and gripper carried out a grasp."""
+
+    outcome: str                  # "success", "failure", "error"
+    success: bool | None
+    gripper_status: str = ""
+    gripper_width_m: float | None = None
+    object_detected: bool | None = None
+    after_close: RGBDFrame | None = None
+    after_lift: RGBDFrame | None = None
+    truth_movement_m: float | None = None
+    truth_movement_rad: float | None = None
+    truth_lifted: bool | None = None
+    error: str | None = None
+
+
+class StageClock:
+    """Times named stages (seconds) and reports those over their budget."""
+
+    def __init__(self, budgets_s: dict[str, float]) -> None:
+        self.budgets_s = budgets_s
+        self.stage_s: dict[str, float] = {}
+        self.overruns: list[str] = []
+
+    @contextmanager
+    def stage(self, name: str):
+        """Time the body as stage ``name``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            dt = time.perf_counter() - t0
+            self.stage_s[name] = self.stage_s.get(name, 0.0) + dt
+            budget = self.budgets_s.get(name)
+            if budget is not None and dt > budget:
+                self.overruns.append(f"{name} {dt * 1e3:.0f} ms > {budget * 1e3:.0f} ms")
+                log.warning("stage %s overran its budget: %.1f ms > %.1f ms", name, dt * 1e3,
+                            budget * 1e3)
+
+
+class PickingLoop:
+    """One picking cell's loop; implements the endpoint's PickingService.
+
+    truth : the simulated cell (ground truth of object poses) or None on hardware.
+    mode : "best" (the top grasp) or "validate" (grasps drawn across the score levels).
+    """
+
+    def __init__(self, config: CellConfig, *, camera: Camera, segmenter: Segmenter,
+                 gripper: Gripper, arm: ArmController | None, trial_log, cell_hash: str,
+                 truth=None, mode: str = "best", seed: int | None = 0) -> None:
+        if mode not in ("best", "validate"):
+            raise ValueError(f"mode must be 'best' or 'validate', got {mode!r}")
+        self.config = config
+        self.camera, self.segmenter, self.gripper, self.arm = camera, segmenter, gripper, arm
+        self.trial_log = trial_log
+        self.cell_hash = cell_hash
+        self.truth = truth
+        self.mode = mode
+        self._rng = np.random.default_rng(seed)
+        self.state = "idle"
+        self.fault: str | None = None
+        g, s = config.gripper, config.scoring
+        self.projection = GripperProjection(g.finger_width_m / s.metres_per_px,
+                                            g.open_width_m / s.metres_per_px, s.n_lines)
+        self.home = _down_pose(config.arm.home_m)
+        self.place = _down_pose(config.arm.place_m)
+        self.robot_poses: list[tuple[np.ndarray, str | None]] = []
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, object_label: str | None = None, timeout_s: float | None = None) -> Plan:
+        """Capture a frame and choose a grasp on it (no motion); a NoGrasp says why not."""
+        clock = StageClock(self.config.budgets_s)
+        self.state = "planning"
+        try:
+            return self._plan(clock, object_label, timeout_s)
+        finally:
+            self.state = "faulted" if self.fault else "idle"
+
+    def _plan(self, clock: StageClock, object_label: str | None, timeout_s: float | None) -> Plan:
+        with clock.stage("capture"):
+            frame, why = self._capture(timeout_s)
+        if frame is None:
+            return Plan(NoGrasp(why, clock.stage_s))
+        if not np.any(np.isfinite(frame.depth_m) & (frame.depth_m > 0)):
+            return Plan(NoGrasp("the frame has no depth (every pixel reads 0)", clock.stage_s), frame)
+        with clock.stage("segment"):
+            try:
+                masks = self.segmenter.segment(frame)
+            except (ValueError, RuntimeError) as exc:
+                return Plan(NoGrasp(f"segmentation failed: {exc}", clock.stage_s), frame)
+        if object_label is not None:
+            masks_for = [i for i, m in enumerate(masks) if m.label == object_label]
+            if not masks_for:
+                return Plan(NoGrasp(f"no object labelled {object_label!r} in view "
+                                    f"({len(masks)} object(s) segmented)", clock.stage_s), frame, masks)
+        else:
+            masks_for = list(range(len(masks)))
+        if not masks:
+            return Plan(NoGrasp("nothing segmented in view", clock.stage_s), frame, masks)
+        best = None
+        for i in masks_for:
+            found = self._search_object(frame, masks, i, clock)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        if best is None or best[0] < self.config.scoring.min_score:
+            score = 0.0 if best is None else best[0]
+            return Plan(NoGrasp(f"no grasp scores at least {self.config.scoring.min_score:g} on "
+                                f"the {len(masks_for)} object(s) in view (best {score:.2f})",
+                                clock.stage_s), frame, masks)
+        with clock.stage("choose"):
+            plan = self._choose(frame, masks, best, clock)
+        return plan
+
+    def _capture(self, timeout_s: float | None) -> tuple[RGBDFrame | None, str]:
+        """A frame, or (None, why) after the configured retries."""
+        cfg = self.config.camera
+        why = ""
+        for attempt in range(cfg.retries + 1):
+            try:
+                return self.camera.read(timeout_s or cfg.timeout_s), ""
+            except CameraError as exc:
+                why = f"camera: {exc}"
+                log.warning("capture attempt %d failed: %s", attempt + 1, exc)
+        return None, why
+
+    def _silhouette(self, frame: RGBDFrame, masks: list[ObjectMask], i: int) -> Silhouette:
+        """Object i's silhouette for a straight-down approach, its neighbours as obstacles."""
+        s = self.config.scoring
+        others = np.zeros_like(masks[i].mask)
+        for j, m in enumerate(masks):
+            if j != i:
+                others |= m.mask
+        plane = getattr(self.segmenter, "last_plane", None)
+        return silhouette(frame, masks[i], approach=(0.0, 0.0, -1.0),
+                          insertion_depth_m=s.insertion_depth_m, metres_per_px=s.metres_per_px,
+                          margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
+                          obstacles=others, support=plane, clearance_m=s.clearance_m)
+
+    def _search_object(self, frame, masks, i, clock):
+        """(best score, mask index, silhouette, GraspSet) for object i, or None."""
+        with clock.stage("silhouette"):
+            try:
+                sil = self._silhouette(frame, masks, i)
+            except ValueError as exc:
+                log.info("object %d: no silhouette (%s)", i, exc)
+                return None
+        if not sil.target.any():
+            return None
+        with clock.stage("search"):
+            found = search_grasps(sil.image, self.projection, target=sil.target,
+                                  top_k=self.config.scoring.top_k, settings=SearchParams(),
+                                  seed=int(self._rng.integers(2**31)))
+        if len(found) == 0:
+            return None
+        return float(found.scores.score[0]), i, sil, found
+
+    def _choose(self, frame, masks, best, clock) -> Plan:
+        """The grasp to execute: the top one, or in validate mode one drawn across levels."""
+        score, i, sil, found = best
+        level = -1
+        x, y, t = float(found.x[0]), float(found.y[0]), float(found.theta[0])
+        feats = _features(found.scores, 0)
+        n = int(found.n_scored)
+        if self.mode == "validate":
+            x, y, t, score, feats, level, extra = self._draw_across_levels(sil, found)
+            n += extra
+        g = self.config.gripper
+        T = sil.tcp_pose(x, y, t, tcp_to_tip_m=g.tcp_to_tip_m)
+        label = masks[i].label or f"object@{x:.0f},{y:.0f}"
+        choice = GraspChoice(trial_id=-1, object_label=label, T_base_tcp=T,
+                             pregrasp_m=self.config.arm.pregrasp_m, width_m=g.open_width_m,
+                             force_n=g.force_n, score=score, features=feats,
+                             source="image_search", x_px=x, y_px=y, theta_rad=t, n_candidates=n,
+                             stage_s=clock.stage_s)
+        return Plan(choice, frame, masks, sil, i, level)
+
+    def _draw_across_levels(self, sil: Silhouette, found):
+        """A candidate from a score level drawn uniformly among the levels that have one
+        (Tan et al.'s validation: grasps across the score range, not the best only)."""
+        prep = prepare_silhouette(sil.image)
+        ys, xs = np.nonzero(sil.target)
+        r = self.projection.open_width_px / 2
+        rng = self._rng
+        k = VALIDATE_CANDIDATES
+        cx = rng.uniform(xs.min() - r, xs.max() + r, k)
+        cy = rng.uniform(ys.min() - r, ys.max() + r, k)
+        ct = rng.uniform(0.0, math.pi, k)
+        sc = score_candidates(prep, cx, cy, ct, self.projection)
+        # the search's best grasps belong to the pool too: the top level is often rare
+        px = np.concatenate([found.x, cx])
+        py = np.concatenate([found.y, cy])
+        pt = np.concatenate([found.theta, ct])
+        ps = np.concatenate([found.scores.score, sc.score])
+        lvl = np.clip(np.searchsorted(LEVELS, ps, side="right") - 1, 0, 4)
+        levels = np.unique(lvl)
+        pick_level = int(rng.choice(levels))
+        j = int(rng.choice(np.flatnonzero(lvl == pick_level)))
+        if j < len(found.x):
+            feats = _features(found.scores, j)
+        else:
+            feats = _features(sc, j - len(found.x))
+        return (float(px[j]), float(py[j]), float(pt[j]), float(ps[j]), feats, pick_level, k)
+
+    # ---------------------------------------------------------------- execution
+    def execute(self, plan: Plan, clock: StageClock) -> Execution:
+        """Carry out a planned grasp: open, approach, close, after-image, lift, hold, judge,
+        place; on any fault stop safely (open, retreat) and report it."""
+        c = plan.choice
+        assert isinstance(c, GraspChoice)
+        arm, grip, cfg = self.arm, self.gripper, self.config
+        if arm is None:
+            raise RuntimeError("this cell has no arm of graspline's (arm.kind: none): the robot "
+                               "controller moves the arm; use best_grasp, grip and release")
+        k_truth = self.truth.object_at(c.T_base_tcp) if self.truth is not None else None
+        T_before = self.truth.world.T_world_object(k_truth) if k_truth is not None else None
+        try:
+            self.state = "moving"
+            with clock.stage("approach"):
+                grip.open(cfg.gripper.speed_mps * 1.5 if cfg.gripper.speed_mps * 1.5 <= grip.spec.speed.high
+                          else grip.spec.speed.high, timeout_s=cfg.gripper.timeout_s)
+                moved = arm.approach(c.T_base_tcp, c.pregrasp_m, speed_mps=cfg.arm.speed_mps,
+                                     approach_speed_mps=cfg.arm.approach_speed_mps)
+            if not moved.reached:
+                return self._abort(moved, "approach")
+            self.state = "gripping"
+            with clock.stage("grip"):
+                res = grip.grasp(0.0, cfg.gripper.speed_mps, cfg.gripper.force_n,
+                                 timeout_s=cfg.gripper.timeout_s)
+            ex = Execution("failure", False, _gripper_text(res.status), res.width_m,
+                           res.object_detected)
+            if T_before is not None:
+                T_after = self.truth.world.T_world_object(k_truth)
+                ex.truth_movement_m, ex.truth_movement_rad = _movement(T_before, T_after, c.T_base_tcp)
+            with clock.stage("after_image"):
+                ex.after_close = self._try_capture()
+            self.state = "moving"
+            with clock.stage("lift"):
+                lifted = arm.lift(cfg.arm.lift_m, speed_mps=cfg.arm.approach_speed_mps * 2)
+                self._hold(cfg.arm.hold_s)
+                st = grip.status()
+            if not lifted.reached:
+                return self._abort(lifted, "lift", ex)
+            ex.object_detected = st.object_detected
+            ex.gripper_status, ex.gripper_width_m = _gripper_text(st), st.width_m
+            if k_truth is not None:
+                z = self.truth.world.T_world_object(k_truth)[2, 3]
+                ex.truth_lifted = bool(z > T_before[2, 3] + 0.5 * cfg.arm.lift_m)
+            ex.success = bool(st.object_detected)
+            ex.outcome = "success" if ex.success else "failure"
+            with clock.stage("place"):
+                self._place()
+            with clock.stage("after_image"):
+                ex.after_lift = self._try_capture()
+            return ex
+        except GripperError as exc:
+            return self._safe_stop(f"gripper: {exc}")
+        finally:
+            self.state = "faulted" if self.fault else "idle"
+
+    def _hold(self, seconds: float) -> None:
+        """Hold still for ``seconds`` (on the simulated cell, the world steps meanwhile)."""
+        if self.truth is not None:
+            self.truth.step(int(seconds / self.truth.world.model.opt.timestep))
+        else:
+            time.sleep(seconds)
+
+    def _place(self) -> None:
+        """Over the bin, open, back home."""
+        r = self.arm.move(self.place, self.config.arm.speed_mps)
+        self.gripper.open(timeout_s=self.config.gripper.timeout_s)
+        if r.reached:
+            self.arm.move(self.home, self.config.arm.speed_mps)
+
+    def _try_capture(self) -> RGBDFrame | None:
+        """A frame, or None if the camera fails now (the trial is judged without it)."""
+        try:
+            return self.camera.read(self.config.camera.timeout_s)
+        except CameraError as exc:
+            log.warning("after-image failed: %s", exc)
+            return None
+
+    def _abort(self, moved: MoveResult, what: str, ex: Execution | None = None) -> Execution:
+        """An arm motion did not reach: record why, and make the cell safe."""
+        if moved.status is MoveStatus.FAULTED:
+            self.fault = f"arm faulted during {what}: {moved.message}"
+        out = self._safe_stop(f"arm {moved.status.value} during {what}: {moved.message}")
+        if ex is not None:
+            out.truth_movement_m, out.truth_movement_rad = ex.truth_movement_m, ex.truth_movement_rad
+            out.after_close = ex.after_close
+        out.outcome = "error" if moved.status is MoveStatus.FAULTED else "failure"
+        return out
+
+    def _safe_stop(self, why: str) -> Execution:
+        """Open the gripper and retreat the arm, as far as each still answers."""
+        log.error("stopping the pick safely: %s", why)
+        try:
+            self.gripper.open(timeout_s=self.config.gripper.timeout_s)
+        except GripperError as exc:
+            log.error("could not open the gripper: %s", exc)
+        if self.arm is not None and self.fault is None:
+            r = self.arm.retreat(self.config.arm.pregrasp_m, self.config.arm.approach_speed_mps)
+            if r.reached:
+                self.arm.move(self.home, self.config.arm.speed_mps)
+        return Execution("error", None, error=why)
+
+    # ------------------------------------------------------------------ cycles
+    def pick(self, object_label: str | None = None) -> TrialRecord:
+        """One whole cycle with graspline's own arm: plan, execute, judge, log; the record."""
+        if self.fault:
+            raise RuntimeError(f"the cell is faulted ({self.fault}); clear the fault first")
+        plan = self.plan(object_label)
+        clock = StageClock(self.config.budgets_s)
+        clock.stage_s.update(plan.choice.stage_s)
+        if isinstance(plan.choice, NoGrasp):
+            return self._log(plan, None, clock)
+        ex = self.execute(plan, clock)
+        return self._log(plan, ex, clock)
+
+    def best_grasp(self, object_label: str | None = None,
+                   timeout_s: float | None = None) -> GraspChoice | NoGrasp:
+        """Plan only (the controller executes): the choice with its trial id, left pending in
+        the log until report_outcome."""
+        plan = self.plan(object_label, timeout_s)
+        clock = StageClock(self.config.budgets_s)
+        clock.stage_s.update(plan.choice.stage_s)
+        rec = self._log(plan, None, clock, pending=isinstance(plan.choice, GraspChoice))
+        if isinstance(plan.choice, NoGrasp):
+            return plan.choice
+        return dataclasses.replace(plan.choice, trial_id=rec.trial_id, stage_s=clock.stage_s)
+
+    def move(self, T_base_tcp: np.ndarray, speed_mps: float | None = None) -> MoveResult:
+        """Move graspline's arm (refused when the controller owns the arm)."""
+        if self.arm is None:
+            raise RuntimeError("this cell has no arm of graspline's (arm.kind: none)")
+        self.state = "moving"
+        try:
+            r = self.arm.move(T_base_tcp, speed_mps or self.config.arm.speed_mps)
+        finally:
+            self.state = "idle"
+        if r.status is MoveStatus.FAULTED:
+            self.fault = f"arm faulted: {r.message}"
+        return r
+
+    def grip(self, width_m: float | None = None, force_n: float | None = None,
+             speed_mps: float | None = None):
+        """Close the gripper towards width_m (default fully) with force_n; its GraspResult."""
+        g = self.config.gripper
+        return self.gripper.grasp(0.0 if width_m is None else width_m, speed_mps or g.speed_mps,
+                                  force_n or g.force_n, timeout_s=g.timeout_s)
+
+    def release(self, width_m: float | None = None, speed_mps: float | None = None):
+        """Open the gripper (to width_m, default fully); its GraspResult."""
+        g = self.config.gripper
+        if width_m is None:
+            return self.gripper.open(speed_mps or g.speed_mps, timeout_s=g.timeout_s)
+        return self.gripper.grasp(width_m, speed_mps or g.speed_mps, timeout_s=g.timeout_s)
+
+    def report_outcome(self, trial_id: int, success: bool, note: str | None = None,
+                       source: str = "controller"):
+        """Close a pending trial with the outcome the controller or operator saw."""
+        return self.trial_log.report_outcome(trial_id, success, note=note, source=source)
+
+    def record_robot_pose(self, T_base_tcp: np.ndarray, label: str | None = None) -> int:
+        """Keep a robot pose the controller reports (hand-eye calibration); its index."""
+        self.robot_poses.append((check_tcp_pose(T_base_tcp, "T_base_tcp"), label))
+        return len(self.robot_poses) - 1
+
+    def clear_fault(self) -> None:
+        """Leave the faulted state (after the operator has seen to the arm)."""
+        self.fault = None
+        self.state = "idle"
+
+    def _log(self, plan: Plan, ex: Execution | None, clock: StageClock, *,
+             pending: bool = False) -> TrialRecord:
+        """Write the trial (record and pictures) in one transaction; the record."""
+        from ._movement import object_movement
+
+        c = plan.choice
+        is_grasp = isinstance(c, GraspChoice)
+        mv_m = mv_rad = None
+        if is_grasp and ex is not None and ex.after_close is not None and plan.frame is not None:
+            try:
+                mv = object_movement(plan.masks[plan.mask_index].mask, plan.frame.depth_m,
+                                     ex.after_close.depth_m, plan.frame.intrinsics,
+                                     plan.frame.T_base_camera, c.T_base_tcp[:3, 0])
+                mv_m, mv_rad = mv.translation_m, mv.rotation_rad
+            except ValueError as exc:
+                log.info("no movement estimate: %s", exc)
+        with clock.stage("log"):
+            if ex is None:
+                outcome = "pending" if pending else "no_grasp"
+            else:
+                outcome = ex.outcome
+            rec = TrialRecord(
+                trial_id=-1, started_at_s=time.time(), cell_hash=self.cell_hash,
+                object_label=c.object_label if is_grasp else "",
+                n_candidates=c.n_candidates if is_grasp else 0,
+                score=c.score if is_grasp else None,
+                features=dict(c.features) if is_grasp else {},
+                source=c.source if is_grasp else "",
+                x_px=c.x_px if is_grasp else None, y_px=c.y_px if is_grasp else None,
+                theta_rad=c.theta_rad if is_grasp else None,
+                T_base_tcp=c.T_base_tcp if is_grasp else None,
+                width_m=c.width_m if is_grasp else None, force_n=c.force_n if is_grasp else None,
+                stage_s=dict(clock.stage_s),
+                gripper_status=ex.gripper_status if ex else "",
+                gripper_width_m=ex.gripper_width_m if ex else None,
+                object_detected=ex.object_detected if ex else None,
+                outcome=outcome, success=ex.success if ex else None,
+                outcome_source=("simulator" if self.truth is not None else "gripper+image")
+                if ex is not None else "",
+                movement_m=mv_m, movement_rad=mv_rad,
+                truth_movement_m=ex.truth_movement_m if ex else None,
+                truth_movement_rad=ex.truth_movement_rad if ex else None,
+                note="; ".join(["budget overrun: " + o for o in clock.overruns]) or None,
+                error=(ex.error if ex else None) or (None if is_grasp else c.reason),
+                mode=self.mode if plan.level >= 0 or self.mode == "best" else "best")
+            if self.truth is not None and ex is not None and ex.truth_lifted is not None \
+                    and ex.success is not None and ex.truth_lifted != ex.success:
+                log.warning("trial judged %s by the gripper, %s by the simulator",
+                            ex.success, ex.truth_lifted)
+            if self.truth is not None and ex is not None and ex.truth_lifted is not None:
+                rec = dataclasses.replace(rec, success=ex.truth_lifted,
+                                          outcome="success" if ex.truth_lifted else "failure")
+            return self.trial_log.write(rec, _images(plan, ex, self.projection))
+
+    # ------------------------------------------------------------- the service
+    def status(self) -> CellStatus:
+        """State, devices and the number of trials logged."""
+        cam = getattr(self.camera, "state", lambda: "open")()
+        try:
+            st = self.gripper.status()
+            grip = f"faulted: {st.fault_message}" if st.faulted else (
+                "holding" if st.object_detected else f"open {st.width_m * 1e3:.0f} mm")
+        except GripperError as exc:
+            grip = f"error: {exc}"
+        arm = "none (the controller moves it)" if self.arm is None else self.arm.state()
+        return CellStatus(self.state if not self.fault else "faulted", cam, grip, arm,
+                          self.trial_log.count())
+
+
+def _images(plan: Plan, ex: Execution | None, projection: GripperProjection) -> dict[str, np.ndarray]:
+    """The trial's pictures by name: before/after colour and depth, silhouette, overlay."""
+    from ._overlay import draw_grasps
+
+    out: dict[str, np.ndarray] = {}
+    if plan.frame is not None:
+        out["before_color"], out["before_depth"] = plan.frame.color, plan.frame.depth_m
+    if ex is not None:
+        for name, f in (("after_close", ex.after_close), ("after", ex.after_lift)):
+            if f is not None:
+                out[f"{name}_color"], out[f"{name}_depth"] = f.color, f.depth_m
+    c = plan.choice
+    if plan.sil is not None and isinstance(c, GraspChoice):
+        out["silhouette"] = plan.sil.image.astype(np.uint8) * 255
+        bgr = draw_grasps(plan.sil.image, np.array([c.x_px]), np.array([c.y_px]),
+                          np.array([c.theta_rad]), np.array([c.score]), projection, scale=1)
+        out["overlay"] = bgr[..., ::-1].copy()  # RGB, as every image of the log
+    return out
+
+
+def _features(scores, j: int) -> dict[str, float]:
+    """The raw features and feature scores of candidate j, by name."""
+    names = ("d_t", "r_r", "s_a", "s_f", "score_d_t", "score_r_r", "score_s_a", "score_s_f")
+    out = {n: float(getattr(scores, n)[j]) for n in names}
+    out["r_r_rad"], out["s_a_rad"], out["s_f_px"] = out.pop("r_r"), out.pop("s_a"), out.pop("s_f")
+    out["width_px"] = float(scores.width_px[j])
+    return out
+
+
+def _gripper_text(st) -> str:
+    """A short text of a GripperStatus."""
+    if st.faulted:
+        return f"fault {st.fault_code:#x}: {st.fault_message}"
+    return f"{'holding' if st.object_detected else 'empty'} at {st.width_m * 1e3:.1f} mm"
+
+
+def _movement(T_before: np.ndarray, T_after: np.ndarray, T_tcp: np.ndarray) -> tuple[float, float]:
+    """(translation along the closing direction (m, absolute), rotation (rad)) of an object
+    between two poses: Tan et al.'s validation measure, from the simulator's truth."""
+    d = T_after[:3, 3] - T_before[:3, 3]
+    along = abs(float(d @ T_tcp[:3, 0]))
+    R = T_before[:3, :3].T @ T_after[:3, :3]
+    angle = math.acos(max(-1.0, min(1.0, (np.trace(R) - 1.0) / 2.0)))
+    return along, angle
+
+
+def _down_pose(xyz) -> np.ndarray:
+    """A TCP pose at xyz (metres) pointing straight down (z = -base z, x = base x)."""
+    T = np.eye(4)
+    T[:3, :3] = [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]]
+    T[:3, 3] = xyz
+    return check_tcp_pose(T, "pose")
