@@ -1,5 +1,6 @@
 """graspline onboard (see DESIGN.md)."""
 from ._movement import MovementError, ObjectMovement, object_movement
+from ._report import write_report
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
 
 __all__ = [
