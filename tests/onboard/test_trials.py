@@ -235,3 +235,54 @@ def test_kill_9_mid_trial_loses_no_earlier_trial(tmp_path):
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()
     assert len(done) >= 6
+
+
+def test_cli_list_show_outcome_and_report(tmp_path, capsys):
+    from onboard.cli import main
+
+    log_dir = tmp_path / "log"
+    with TrialLog(log_dir) as log:
+        done = log.begin(object_label="mug", started_at_s=1700000000.0)
+        log.finish(record_for(done, 1700000000.0), images_for(done))
+        waiting = log.begin(object_label="box")
+        log.finish(TrialRecord(trial_id=waiting, started_at_s=1700000060.0, score=0.42,
+                               stage_s={"capture": 0.5}))
+    assert main(["trials", "list", str(log_dir)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 4 and lines[-1] == "2 trial(s)"
+    assert lines[1].split() == ["1", "2023-11-14", "22:13:20", "validate", "mug", "0.730",
+                                "success", "simulator", "-4.0", "2.9", "0.035"]
+    assert lines[2].split()[5:7] == ["0.420", "pending"]
+
+    assert main(["trials", "show", str(log_dir), str(done)]) == 0
+    out = capsys.readouterr().out
+    assert "  object_label         mug\n" in out and "d_t=0.1, s_f_px=2.5" in out
+    assert "+1.0000 +0.0000 +0.0000 +0.4000" in out
+    assert f"images/{done}/overlay.png" in out
+
+    assert main(["trials", "outcome", str(log_dir), str(waiting), "--failure",
+                 "--note", "slipped"]) == 0
+    assert capsys.readouterr().out.strip() == f"trial {waiting}: failure (by operator)"
+    with TrialLog(log_dir) as log:
+        assert (log.get(waiting).success, log.get(waiting).note) == (False, "slipped")
+    assert main(["trials", "outcome", str(log_dir), str(waiting), "--success"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"graspline trials: error: trial {waiting} is already closed (failure)")
+    assert err.count("\n") == 0
+
+    assert main(["trials", "report", str(log_dir), "--out", str(tmp_path / "rep")]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote {tmp_path / 'rep' / 'index.html'}"
+    assert (tmp_path / "rep" / "levels.png").is_file()
+
+
+def test_cli_missing_log_or_trial_exits_2_with_one_line(tmp_path, capsys):
+    from onboard.cli import main
+
+    assert main(["trials", "list", str(tmp_path / "nothing")]) == 2
+    err = capsys.readouterr().err
+    assert f"no trial log in {tmp_path / 'nothing'} (no trials.sqlite)" in err
+    assert not (tmp_path / "nothing").exists()  # looking never creates a log
+    with TrialLog(tmp_path / "log"):
+        pass
+    assert main(["trials", "show", str(tmp_path / "log"), "9"]) == 2
+    assert "no trial 9 in" in capsys.readouterr().err
