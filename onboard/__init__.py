@@ -1,5 +1,5 @@
 """graspline onboard (see DESIGN.md)."""
-from ._movement import MovementError, ObjectMovement, object_movement
+from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
 from ._report import write_report
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
 
@@ -11,5 +11,6 @@ __all__ = [
     "TrialLogError",
     "TrialRecord",
     "object_movement",
+    "pose_movement",
     "write_report",
 ]

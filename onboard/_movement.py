@@ -32,16 +32,58 @@ class ObjectMovement:
     rotation_rad : angle of the fitted rotation, radians in [0, pi].
     motion_base : (4, 4) rigid transform in the base frame that carries the object's points
         before closing onto its points after.
+    centroid_base : (3,) the point whose displacement is translation_m (the centroid of the
+        object's visible points before closing), base frame, metres.
     n_before, n_after : object points used from each image. rms_m : RMS distance of the
-        matched point pairs after the fit, metres.
+        matched point pairs after the fit, metres (0 for pose_movement).
     """
 
     translation_m: float
     rotation_rad: float
     motion_base: np.ndarray
+    centroid_base: np.ndarray
     n_before: int
     n_after: int
     rms_m: float
+
+
+def _rigid(T: object, name: str) -> np.ndarray:
+    """``T`` as a finite float64 4 x 4 array, or a MovementError naming it."""
+    a = np.asarray(T, np.float64)
+    if a.shape != (4, 4) or not np.isfinite(a).all():
+        raise MovementError(f"{name} must be a finite 4 x 4 array, got shape {a.shape}")
+    return a
+
+
+def _unit(v: object, name: str) -> np.ndarray:
+    """``v`` as a unit 3-vector, or a MovementError naming it."""
+    c = np.asarray(v, np.float64).reshape(-1)
+    if c.shape != (3,) or not np.isfinite(c).all() or np.linalg.norm(c) < 1e-9:
+        raise MovementError(f"{name} must be a finite non-zero 3-vector, got {v!r}")
+    return c / np.linalg.norm(c)
+
+
+def _angle(R: np.ndarray) -> float:
+    """Rotation angle of a 3 x 3 rotation matrix, radians in [0, pi]."""
+    return math.acos(min(1.0, max(-1.0, (np.trace(R) - 1.0) / 2.0)))
+
+
+def pose_movement(T_base_object_before: np.ndarray, T_base_object_after: np.ndarray,
+                  closing_dir_base: np.ndarray, point_base: np.ndarray | None = None
+                  ) -> ObjectMovement:
+    """The same measure from two known object poses (the simulator's ground truth): the
+    displacement of ``point_base`` (default the object's origin; pass an image estimate's
+    centroid_base to compare like with like) along the closing direction, metres, and the
+    rotation angle between the poses, radians. All in the base frame."""
+    T0 = _rigid(T_base_object_before, "pose_movement: T_base_object_before")
+    T1 = _rigid(T_base_object_after, "pose_movement: T_base_object_after")
+    c = _unit(closing_dir_base, "pose_movement: closing_dir_base")
+    motion = T1 @ np.linalg.inv(T0)  # carries the object's before points onto its after points
+    p = T0[:3, 3] if point_base is None else np.asarray(point_base, np.float64).reshape(3)
+    shift = motion[:3, :3] @ p + motion[:3, 3] - p
+    return ObjectMovement(translation_m=float(shift @ c), rotation_rad=_angle(motion[:3, :3]),
+                          motion_base=motion, centroid_base=p.copy(), n_before=0, n_after=0,
+                          rms_m=0.0)
 
 
 def _check_image(a: object, name: str, shape: tuple[int, int] | None) -> np.ndarray:
@@ -122,15 +164,8 @@ def object_movement(mask_before: np.ndarray, depth_before_m: np.ndarray,
     d1 = np.asarray(_check_image(depth_after_m, "depth_after_m", shape), np.float32)
     excl = np.zeros(shape, bool) if exclude_after is None else \
         _check_image(exclude_after, "exclude_after", shape).astype(bool)
-    T = np.asarray(T_base_camera, np.float64)
-    if T.shape != (4, 4) or not np.isfinite(T).all():
-        raise MovementError(f"object_movement: T_base_camera must be a finite 4 x 4 array, "
-                            f"got shape {T.shape}")
-    c = np.asarray(closing_dir_base, np.float64).reshape(-1)
-    if c.shape != (3,) or not np.isfinite(c).all() or np.linalg.norm(c) < 1e-9:
-        raise MovementError(f"object_movement: closing_dir_base must be a finite non-zero "
-                            f"3-vector, got {closing_dir_base!r}")
-    c = c / np.linalg.norm(c)
+    T = _rigid(T_base_camera, "object_movement: T_base_camera")
+    c = _unit(closing_dir_base, "object_movement: closing_dir_base")
     if not (math.isfinite(max_shift_m) and max_shift_m > 0):
         raise MovementError(f"object_movement: max_shift_m must be > 0, got {max_shift_m!r}")
 
@@ -178,9 +213,9 @@ def object_movement(mask_before: np.ndarray, depth_before_m: np.ndarray,
     shift = R @ centroid + t - centroid
     motion = np.eye(4)
     motion[:3, :3], motion[:3, 3] = R, t
-    angle = math.acos(min(1.0, max(-1.0, (np.trace(R) - 1.0) / 2.0)))
-    return ObjectMovement(translation_m=float(shift @ c), rotation_rad=angle,
-                          motion_base=motion, n_before=len(src), n_after=len(dst), rms_m=rms)
+    return ObjectMovement(translation_m=float(shift @ c), rotation_rad=_angle(R),
+                          motion_base=motion, centroid_base=centroid, n_before=len(src),
+                          n_after=len(dst), rms_m=rms)
 
 
 def _rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:

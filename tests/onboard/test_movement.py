@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 pytest.importorskip("scipy")
 
 from drivers.camera import Intrinsics  # noqa: E402
-from onboard import MovementError, object_movement  # noqa: E402
+from onboard import MovementError, object_movement, pose_movement  # noqa: E402
 
 INTR = Intrinsics(width=320, height=240, fx=400.0, fy=400.0, cx=159.5, cy=119.5)
 # camera 0.6 m above the base origin looking straight down (optical z = -base z)
@@ -43,6 +43,15 @@ def box_at(x: float, y: float, yaw: float) -> tuple[np.ndarray, float, np.ndarra
     return np.array([x, y, BOX_HALF[2]]), yaw, BOX_HALF
 
 
+def pose(box: tuple[np.ndarray, float, np.ndarray]) -> np.ndarray:
+    """T_base_object of a box (centre, yaw, half sizes)."""
+    T = np.eye(4)
+    c, s = math.cos(box[1]), math.sin(box[1])
+    T[:2, :2] = [[c, -s], [s, c]]
+    T[:3, 3] = box[0]
+    return T
+
+
 def visible_centroid(depth: np.ndarray, mask: np.ndarray) -> np.ndarray:
     p = INTR.deproject(depth)[mask].astype(np.float64)
     return (p @ T_BASE_CAMERA[:3, :3].T + T_BASE_CAMERA[:3, 3]).mean(axis=0)
@@ -64,6 +73,10 @@ def test_recovers_known_translation_along_closing_and_rotation(dx, dy, dyaw, clo
                    [0, 0, 1]])
     expected = (Rz @ p + after[0]) - (p + before[0])
     assert m.translation_m == pytest.approx(expected @ c, abs=0.002)
+    # the simulator's measure from the two poses, at the image estimate's centroid, agrees
+    truth = pose_movement(pose(before), pose(after), c, point_base=m.centroid_base)
+    assert truth.translation_m == pytest.approx(expected @ c, abs=1e-4)
+    assert truth.rotation_rad == pytest.approx(abs(dyaw), abs=1e-9)
     # one pixel (1.4 mm here) over the 4-6 cm outline is about 1.5 degrees
     assert m.rotation_rad == pytest.approx(abs(dyaw), abs=math.radians(2.0))
     assert m.motion_base[:3, :3] == pytest.approx(Rz, abs=0.03)
@@ -100,6 +113,18 @@ def test_table_in_the_after_search_region_is_not_taken_for_the_object():
     d1, _ = render([box_at(-0.01, 0.0, 0.0)])
     m = object_movement(ids0 == 1, d0, d1, INTR, T_BASE_CAMERA, [-1, 0, 0])
     assert m.translation_m == pytest.approx(0.01, abs=0.0015)
+
+
+def test_pose_movement_of_a_turn_in_place_moves_the_origin_not_an_offset_point():
+    T0, T1 = np.eye(4), np.eye(4)
+    T1[:3, :3] = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]  # 90 degrees about z
+    m = pose_movement(T0, T1, [1, 0, 0])
+    assert (m.translation_m, m.rotation_rad) == (0.0, pytest.approx(math.pi / 2))
+    # a point 1 cm along y swings to -x: -1 cm along the closing direction x
+    assert pose_movement(T0, T1, [1, 0, 0], point_base=[0, 0.01, 0]).translation_m == \
+        pytest.approx(-0.01)
+    with pytest.raises(MovementError, match=r"T_base_object_after must be a finite 4 x 4"):
+        pose_movement(T0, np.eye(3), [1, 0, 0])
 
 
 def test_bad_inputs_name_the_argument():
