@@ -97,14 +97,12 @@ def _check_image(a: object, name: str, shape: tuple[int, int] | None) -> np.ndar
     return a
 
 
-def _disk(radius_px: int) -> np.ndarray:
-    """Elliptical structuring element of the given radius, pixels."""
-    return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius_px + 1, 2 * radius_px + 1))
-
-
-def _dilate(mask: np.ndarray, radius_px: int) -> np.ndarray:
-    """Boolean mask grown by radius_px pixels."""
-    return cv2.dilate(mask.astype(np.uint8), _disk(radius_px)).astype(bool)
+def _distance_px(mask: np.ndarray) -> np.ndarray:
+    """Euclidean distance of every pixel to the nearest pixel of ``mask``, pixels (0 inside).
+    One distance transform serves every dilation radius (a large structuring element costs
+    far more)."""
+    return cv2.distanceTransform(np.where(mask, 0, 255).astype(np.uint8), cv2.DIST_L2,
+                                 cv2.DIST_MASK_PRECISE)
 
 
 def _support_height(points: np.ndarray) -> tuple[np.ndarray, float] | None:
@@ -179,7 +177,8 @@ def object_movement(mask_before: np.ndarray, depth_before_m: np.ndarray,
     z_obj = float(np.median(p0[obj0][:, 2]))
     reach_px = max(2, int(math.ceil(max_shift_m * max(intrinsics.fx, intrinsics.fy) / z_obj)))
     # the support: depth in a ring just outside the before-object (3..10 px), never the object
-    ring = _dilate(mask, 10) & ~_dilate(mask, 3) & ok0
+    dist = _distance_px(mask)
+    ring = (dist <= 10) & (dist > 3) & ok0
     plane = _support_height(p0[ring].astype(np.float64))
 
     def height(p: np.ndarray) -> np.ndarray:
@@ -188,7 +187,7 @@ def object_movement(mask_before: np.ndarray, depth_before_m: np.ndarray,
     h0 = np.where(obj0, height(p0.reshape(-1, 3)).reshape(shape), -np.inf)
     keep0 = obj0 & (h0 > table_clearance_m)
     top = float(h0[keep0].max()) if plane is not None and keep0.any() else np.inf
-    cand1 = _dilate(mask, reach_px) & ok1 & ~excl
+    cand1 = (dist <= reach_px) & ok1 & ~excl
     h1 = np.where(cand1, height(p1.reshape(-1, 3)).reshape(shape), -np.inf)
     keep1 = cand1 & (h1 > table_clearance_m) & (h1 <= top + max_shift_m)
     for name, keep in (("before", keep0), ("after", keep1)):
