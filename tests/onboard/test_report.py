@@ -1,0 +1,153 @@
+"""The validation report from a real trial log whose outcomes depend on the score in a known
+way: the figures written in the HTML are checked against values worked out here."""
+import math
+import re
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("scipy")
+pytest.importorskip("matplotlib")
+
+from onboard import TrialImages, TrialLog, TrialRecord, write_report  # noqa: E402
+from onboard._report import roc_auc, wilson_interval  # noqa: E402
+
+SUCCESSES = [1, 2, 4, 6, 8]   # of 8 trials in each of the five score levels
+PER_LEVEL = 8
+
+
+def planned_trials(mode_of=lambda i, j: "validate"):
+    """(score, success, mode) per trial: in level i, the SUCCESSES[i] highest scores succeed."""
+    out = []
+    for i, k in enumerate(SUCCESSES):
+        for j in range(PER_LEVEL):
+            score = 0.2 * i + 0.2 * (j + 0.5) / PER_LEVEL
+            out.append((score, j >= PER_LEVEL - k, mode_of(i, j)))
+    return out
+
+
+def build_log(path, plan, with_extras=True):
+    """A log with the planned closed trials, plus (with_extras) a pending one, a no-grasp
+    one and one only begun, none of which may count."""
+    with TrialLog(path) as log:
+        for n, (score, ok, mode) in enumerate(plan):
+            tid = log.begin(object_label="mug", mode=mode)
+            rec = TrialRecord(
+                trial_id=tid, started_at_s=time.time(), mode=mode, score=score, width_m=0.08,
+                outcome="success" if ok else "failure", success=ok, outcome_source="simulator",
+                stage_s={"capture": 0.030 + 0.001 * (n % 5), "search": 0.004 + 0.0001 * n},
+                movement_m=0.01 * (1 - score) if ok else None,
+                movement_rad=0.3 * (1 - score) if ok else None,
+                truth_movement_m=0.01 * (1 - score) + 0.001 if ok else None,
+                truth_movement_rad=0.3 * (1 - score) if ok else None)
+            imgs = TrialImages(overlay=np.full((60, 80, 3), (0, 200, 0), np.uint8)) if n < 3 else None
+            log.finish(rec, imgs)
+        if with_extras:
+            tid = log.begin()
+            log.finish(TrialRecord(trial_id=tid, started_at_s=time.time(), score=0.99,
+                                   outcome="pending"))
+            tid = log.begin()
+            log.finish(TrialRecord(trial_id=tid, started_at_s=time.time(), outcome="no_grasp"))
+            log.begin()
+
+
+def cell(page: str, group: str, level: str | None, cls: str) -> str:
+    """Text of the cell of class cls in the row of group (and level) in the report's tables."""
+    row = f"<tr data-group='{group}'" + (f" data-level='{level}'>" if level else ">")
+    start = page.index(row)
+    m = re.compile(rf"<td class={cls}>([^<]*)</td>").search(page, start)
+    assert m and m.start() < page.index("</tr>", start), (group, level, cls)
+    return m.group(1)
+
+
+def naive_auc(plan):
+    """P(score of a success > score of a failure), ties half: every pair counted."""
+    pos = [s for s, ok, _ in plan if ok]
+    neg = [s for s, ok, _ in plan if not ok]
+    wins = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def test_report_writes_per_level_rates_auc_and_movement(tmp_path):
+    plan = planned_trials()
+    build_log(tmp_path / "log", plan)
+    page_path = write_report(tmp_path / "log", tmp_path / "out")
+    assert page_path == tmp_path / "out" / "index.html"
+    page = page_path.read_text()
+    assert cell(page, "all", None, "n") == str(len(plan))
+    assert cell(page, "all", None, "k") == str(sum(SUCCESSES))
+    assert float(cell(page, "all", None, "auc")) == pytest.approx(naive_auc(plan), abs=5e-4)
+    for i, k in enumerate(SUCCESSES):
+        level = f"{0.2 * i:.1f}-{0.2 * (i + 1):.1f}"
+        assert cell(page, "all", level, "n") == str(PER_LEVEL)
+        assert cell(page, "all", level, "k") == str(k)
+        assert cell(page, "all", level, "rate") == f"{100 * k / PER_LEVEL:.1f}%"
+        lo, hi = wilson_interval(k, PER_LEVEL)
+        assert cell(page, "all", level, "ci") == f"{100 * lo:.1f}&ndash;{100 * hi:.1f}%"
+        # movement of the successes: translation / 0.04 m and rotation / 60 deg, averaged
+        scores = [s for s, ok, _ in plan if ok and int(s * 5) == i]
+        want = np.mean([0.5 * (min(1, 0.01 * (1 - s) / 0.04) + min(1, 0.3 * (1 - s) / math.radians(60)))
+                        for s in scores])
+        assert float(cell(page, "all", level, "mscore")) == pytest.approx(want, abs=5e-4)
+        assert float(cell(page, "all", level, "mm")) == pytest.approx(
+            np.mean([10 * (1 - s) for s in scores]), abs=0.0051)
+    # success rises with the level, so the rank correlation is positive
+    assert float(cell(page, "all", None, "rho")) > 0.5
+    # the pending, no-grasp and only-begun trials are counted but not validated
+    assert "pending 1" in page and "no_grasp 1" in page and "unfinished 1" in page
+    for png in ("levels.png", "reliability.png", "roc.png", "counts.png", "latency.png",
+                "movement_truth.png"):
+        assert (tmp_path / "out" / png).stat().st_size > 5000, png
+        assert f'src="{png}"' in page
+    # image movement is 1 mm off the simulator's along the closing direction, rotation exact
+    assert re.search(r"<p id=truth>RMS error 1\.00 mm along the closing direction, 0\.00&deg;", page)
+    assert "<tr data-stage='capture'><td>capture</td><td>40</td><td>32</td>" in page
+    # three overlays in the gallery, thumbnails linking to the full images
+    assert page.count('<figure><a href="overlays/') == 3
+    assert (tmp_path / "out" / "overlays" / "1_thumb.png").is_file()
+
+
+def test_report_splits_best_and_validate_when_both_are_logged(tmp_path):
+    plan = planned_trials(lambda i, j: "best" if i == 4 else "validate")
+    build_log(tmp_path / "log", plan, with_extras=False)
+    page = write_report(tmp_path / "log", tmp_path / "out").read_text()
+    assert cell(page, "best", None, "n") == str(PER_LEVEL)
+    assert cell(page, "best", None, "k") == str(SUCCESSES[4])
+    assert cell(page, "best", "0.8-1.0", "rate") == "100.0%"
+    assert cell(page, "best", "0.0-0.2", "n") == "0"
+    assert cell(page, "validate", None, "n") == str(4 * PER_LEVEL)
+    assert float(cell(page, "validate", None, "auc")) == pytest.approx(
+        naive_auc([p for p in plan if p[2] == "validate"]), abs=5e-4)
+    # every best trial succeeded: no ROC for that group
+    assert cell(page, "best", None, "auc") == "&ndash;"
+
+
+def test_report_on_empty_log_and_on_log_without_closed_trials_says_so(tmp_path):
+    with TrialLog(tmp_path / "empty"):
+        pass
+    page = write_report(tmp_path / "empty", tmp_path / "out1").read_text()
+    assert "<p id=empty>The log has no trials yet.</p>" in page
+    with TrialLog(tmp_path / "open") as log:
+        tid = log.begin()
+        log.finish(TrialRecord(trial_id=tid, started_at_s=time.time(), score=0.7,
+                               stage_s={"capture": 0.03}))
+    page = write_report(tmp_path / "open", tmp_path / "out2").read_text()
+    assert "No closed trials yet" in page and "pending 1" in page
+    assert "<tr data-stage='capture'>" in page  # timings are still shown
+
+
+def test_roc_auc_matches_pairwise_count_with_ties():
+    rng = np.random.default_rng(0)
+    s = rng.integers(0, 5, 60) / 4.0  # many ties
+    y = rng.random(60) < s
+    plan = list(zip(s, y, ["validate"] * 60))
+    assert roc_auc(s, y) == pytest.approx(naive_auc(plan), abs=1e-12)
+    assert roc_auc(s, np.ones(60, bool)) is None
+
+
+def test_wilson_interval_known_values():
+    # Wilson 95 % for 8/10 (a textbook case): 0.490 .. 0.943
+    lo, hi = wilson_interval(8, 10)
+    assert (round(lo, 3), round(hi, 3)) == (0.490, 0.943)
+    assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
