@@ -101,6 +101,7 @@ class TableCell:
                                   f"out of reach: {distance:.2f} m from the base, "
                                   f"reach {REACH_M} m")
             step = float(np.linalg.norm(T_base_tcp[:3, 3] - self.T_base_tcp[:3, 3]))
+            time.sleep(0.002)   # a motion takes time: two calls at once would overlap here
             self.T_base_tcp = T_base_tcp.copy()
             return MoveResult(MoveStatus.REACHED, self.T_base_tcp.copy(),
                               step / (speed_mps or 0.25))
