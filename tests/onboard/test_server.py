@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import onboard
 from drivers.gripper import GripperFault
+from onboard._cli_serve import DEFAULT_PORT
 from onboard._server import MAX_LINE_BYTES, EndpointServer
 from onboard._service import GripReply, PickingService, TrialSummary
 from onboard._types import CellStatus, GraspChoice, MoveResult, MoveStatus, NoGrasp
@@ -670,10 +671,67 @@ def test_random_byte_lines_are_each_refused_and_the_server_stays_up(fuzz_server,
 HAS_LOOP = hasattr(onboard, "make_picking_service")
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def _cli(*args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "onboard.cli", "serve", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+
+
+# The CLI with the in-test cell as the picking loop's factory (same signature as the loop's):
+# the command line, the bind address, the 'listening on' line, signals and closing the cell.
+CLI_WITH_TABLE_CELL = """
+import sys
+import onboard
+from tests.onboard.test_server import TableCell
+
+class ClosingCell(TableCell):
+    endpoint_address = ("127.0.0.1", 0) if "--cell-address" in sys.argv else None
+
+    def close(self):
+        print("cell closed", flush=True)
+
+onboard.make_picking_service = lambda config, *, sim, seed: ClosingCell()
+from onboard.cli import main
+sys.exit(main(["serve", *[a for a in sys.argv[1:] if a != "--cell-address"]]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("args", [["--sim", "--port", "0"], ["--config", "cell.yaml",
+                                                             "--cell-address"]])
+def test_serve_listens_serves_and_stops_cleanly_on_a_signal(sig, args):
+    import signal
+
+    p = subprocess.Popen([sys.executable, "-c", CLI_WITH_TABLE_CELL, *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        line = p.stdout.readline()
+        m = re.fullmatch(r"listening on 127\.0\.0\.1:(\d+)\n", line)
+        assert m, (line, p.stderr.read() if p.poll() is not None else "")
+        port = int(m.group(1))
+        assert port not in (0, DEFAULT_PORT)     # port 0 from the flag or the cell: a free one
+        c = Client(("127.0.0.1", port))
+        r = c.ask({"cmd": "status", "id": 1})
+        assert (r["ok"], r["id"], r["arm"]) == (True, 1, "at 0.300 0.000 0.400")
+        p.send_signal(getattr(signal, sig))
+        assert c.file.readline() == b""          # the server closed the connection
+        c.close()
+        out, err = p.communicate(timeout=60)
+        assert (p.returncode, out) == (0, "cell closed\nstopped\n"), err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+def test_serve_refuses_seed_without_sim():
+    p = subprocess.run([sys.executable, "-c", CLI_WITH_TABLE_CELL, "--config", "c.yaml",
+                        "--seed", "1"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == ("graspline serve: error: --seed applies to the simulated cell only "
+                        "(use it with --sim)\n")
 
 
 @pytest.mark.skipif(HAS_LOOP, reason="the picking loop exists: the serve test below runs instead")
