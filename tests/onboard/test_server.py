@@ -29,6 +29,7 @@ from onboard._service import GripReply, PickingService, TrialSummary
 from onboard._types import CellStatus, GraspChoice, MoveResult, MoveStatus, NoGrasp
 
 TIMEOUT_S = 10.0
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OPEN_WIDTH_M = 0.085
 REACH_M = 0.9
 # top-down: the TCP's z (approach) points down, x (closing) along the base x axis
@@ -634,6 +635,31 @@ def test_stopping_the_server_disconnects_clients_and_frees_the_port(cell):
     assert cell.closed == 0             # the service belongs to its owner, not the endpoint
 
 
+def test_stopping_during_a_pick_lets_it_finish_and_drops_the_queued_commands(cell):
+    cell.gate = threading.Event()
+    srv = EndpointServer(cell).start()
+    picker, mover = Client(srv.address), Client(srv.address)
+    closer = threading.Thread(target=srv.close)
+    try:
+        picker.send({"cmd": "pick", "id": "p"})
+        while watch_busy(srv) != "pick":
+            time.sleep(0.01)
+        mover.send({"cmd": "move", "id": "m", "T_base_tcp": pose((0.2, 0.2, 0.2)).tolist()})
+        time.sleep(0.2)                 # the move is queued behind the pick
+        closer.start()
+        closer.join(0.5)
+        assert closer.is_alive()        # stopping waits for the pick...
+    finally:
+        cell.gate.set()
+    closer.join(TIMEOUT_S)
+    assert not closer.is_alive()
+    assert cell.trials[0]["outcome"] == "pending"      # ...which finished
+    np.testing.assert_array_equal(cell.T_base_tcp, pose((0.40, 0.10, 0.05)))   # no move after
+    assert picker.file.readline() == b"" and mover.file.readline() == b""
+    picker.close()
+    mover.close()
+
+
 def test_a_port_in_use_is_an_error_naming_the_address(server, cell):
     host, port = server.address
     with pytest.raises(OSError, match=f"endpoint could not listen on {host}:{port}"):
@@ -666,12 +692,29 @@ def test_random_byte_lines_are_each_refused_and_the_server_stays_up(fuzz_server,
     assert not cell.poses and not cell.trials
 
 
+# --- the README's client ----------------------------------------------------------------------
+
+def test_readme_client_picks_the_mug_and_reports_success(server, cell, capsys):
+    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    block = readme.split("<!-- endpoint-client", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert len([line for line in block.splitlines() if line.strip()]) == 15
+    exec(block.replace("50600", str(server.address[1])), {})
+    assert capsys.readouterr().out == "success\n"
+    assert (cell.holding, cell.trials[0]["label"], cell.trials[0]["success"]) == ("mug", "mug", True)
+    np.testing.assert_array_equal(cell.T_base_tcp, pose((0.40, 0.10, 0.05)))
+
+
+def test_readme_error_example_is_what_the_server_answers(client):
+    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    sent = re.search(r"^-> (.*)$", readme, re.M).group(1)
+    answered = re.search(r"^<- (.*)$", readme, re.M).group(1)
+    client.send(sent.encode())
+    assert client.reply_line().decode() == answered + "\n"
+
+
 # --- the command line ---------------------------------------------------------------------------
 
 HAS_LOOP = hasattr(onboard, "make_picking_service")
-
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _cli(*args: str) -> subprocess.Popen:
