@@ -109,8 +109,9 @@ class _Endpoint:
             busy = next((c for c in self._queued if c != "status"), None)
             if busy is None:
                 await self._read_status()
-            elif self._status is None:
-                raise RuntimeError(f"no status read yet and the cell is busy with {busy}")
+            elif self._status is None:   # the first read at start-up failed
+                return msg.error_reply(rid, f"no status read yet, and the cell is busy with "
+                                            f"{busy}", "busy")
             return msg.status_reply(rid, self._status, busy, time.monotonic() - self._status_time)
         if isinstance(req, msg.BestGraspRequest):
             return msg.grasp_reply(rid, await self._call(
