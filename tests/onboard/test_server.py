@@ -521,6 +521,39 @@ def test_status_is_answered_from_the_last_state_while_a_pick_runs(server, cell):
         watcher.close()
 
 
+def test_status_while_busy_with_no_status_ever_read_is_a_busy_error(cell):
+    from drivers.camera import CameraTimeout
+
+    reads = []
+    table_status = cell.status
+
+    def status():
+        reads.append(1)
+        if len(reads) == 1:     # the endpoint's first read, at start-up
+            raise CameraTimeout("no frame from camera 123622270 within 1.0 s")
+        return table_status()
+
+    cell.status, cell.gate = status, threading.Event()
+    with EndpointServer(cell) as srv:
+        picker, watcher = Client(srv.address), Client(srv.address)
+        try:
+            picker.send({"cmd": "pick", "id": "p"})
+            deadline = time.monotonic() + TIMEOUT_S
+            while cell._inside == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert watcher.ask({"cmd": "status", "id": "w"}) == {
+                "ok": False, "id": "w", "error_type": "busy",
+                "error": "no status read yet, and the cell is busy with pick"}
+            cell.gate.set()
+            assert picker.reply()["outcome"] == "pending"
+            r = watcher.ask({"cmd": "status"})
+            assert (r["ok"], r["busy"], r["trials"]) == (True, None, 1)
+        finally:
+            cell.gate.set()
+            picker.close()
+            watcher.close()
+
+
 def test_commands_from_another_client_wait_for_a_running_pick(server, cell):
     cell.gate = threading.Event()
     picker, mover = Client(server.address), Client(server.address)
