@@ -774,9 +774,8 @@ sys.exit(main(["serve", *[a for a in sys.argv[1:] if a != "--cell-address"]]))
 """
 
 
-@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
-@pytest.mark.parametrize("args", [["--sim", "--port", "0"], ["--config", "cell.yaml",
-                                                             "--cell-address"]])
+@pytest.mark.parametrize("sig, args", [("SIGTERM", ["--sim", "--port", "0"]),
+                                       ("SIGINT", ["--config", "cell.yaml", "--cell-address"])])
 def test_serve_listens_serves_and_stops_cleanly_on_a_signal(sig, args):
     import signal
 
