@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import onboard
 from drivers.gripper import GripperFault
 from onboard._cli_serve import DEFAULT_PORT
+from onboard._messages import COMMANDS, check_rigid, grasp_text
 from onboard._server import MAX_LINE_BYTES, EndpointServer
 from onboard._service import GripReply, PickingService, TrialSummary
 from onboard._types import CellStatus, GraspChoice, MoveResult, MoveStatus, NoGrasp
@@ -654,6 +655,68 @@ def test_grasp_line_when_the_cell_fails_answers_the_no_grasp_line(server, client
     assert_serving(server, client)
 
 
+def rotation_from_vector(rvec) -> np.ndarray:
+    """Rodrigues' formula, written out (the test's own, not OpenCV's)."""
+    rvec = np.asarray(rvec, dtype=np.float64)
+    theta = float(np.linalg.norm(rvec))
+    if theta < 1e-12:
+        return np.eye(3)
+    k = rvec / theta
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + math.sin(theta) * K + (1 - math.cos(theta)) * K @ K
+
+
+unit_quaternions = st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(
+    lambda q: np.linalg.norm(q) > 0.1).map(lambda q: np.asarray(q) / np.linalg.norm(q))
+
+
+def rotation_from_quaternion(q) -> np.ndarray:
+    """The rotation of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+@settings(max_examples=300, deadline=None)
+@given(q=unit_quaternions, t=st.lists(st.floats(-2, 2), min_size=3, max_size=3),
+       width=st.floats(0, 0.3))
+def test_grasp_text_round_trips_any_rigid_pose_to_six_decimals(q, t, width):
+    T = pose(t, rotation_from_quaternion(q))
+    got = read_ascii_floats(grasp_text(T, width).encode(), 7)
+    assert got[0] == 7
+    np.testing.assert_allclose(got[1:4], t, atol=5e-7)
+    assert np.linalg.norm(got[4:7]) <= math.pi + 1e-5   # the shortest rotation
+    np.testing.assert_allclose(rotation_from_vector(got[4:7]), T[:3, :3], atol=1e-5)
+    assert got[7] == pytest.approx(width, abs=5e-7)
+
+
+@pytest.mark.parametrize("axis", [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, -1, 1)])
+@pytest.mark.parametrize("angle", [0.0, 1e-9, math.pi / 2, math.pi - 1e-7, math.pi])
+def test_grasp_text_rotation_vector_at_zero_and_half_turns(axis, angle):
+    k = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
+    R = rotation_from_vector(k * angle)
+    got = read_ascii_floats(grasp_text(pose((0, 0, 0), R), 0.05).encode(), 7)
+    np.testing.assert_allclose(rotation_from_vector(got[4:7]), R, atol=1e-5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(q=unit_quaternions, t=st.lists(st.floats(-5, 5), min_size=3, max_size=3),
+       noise=st.floats(-5e-6, 5e-6))
+def test_check_rigid_accepts_rotations_written_with_six_decimals(q, t, noise):
+    T = np.round(pose(t, rotation_from_quaternion(q)), 6) + np.diag([noise, 0, 0, 0])
+    np.testing.assert_array_equal(check_rigid(T.tolist(), "T"), T)
+
+
+@settings(max_examples=200, deadline=None)
+@given(q=unit_quaternions, scale=st.floats(1.001, 3) | st.floats(0.2, 0.999))
+def test_check_rigid_refuses_a_scaled_rotation_naming_the_field(q, scale):
+    T = pose((0, 0, 0), rotation_from_quaternion(q) * scale)
+    with pytest.raises(ValueError, match=r"^T_goal is not a rigid transform: its rotation part is "
+                                         r"not orthonormal"):
+        check_rigid(T.tolist(), "T_goal")
+
+
 # --- the server's life -------------------------------------------------------------------------
 
 def test_stopping_the_server_disconnects_clients_and_frees_the_port(cell):
@@ -723,6 +786,46 @@ def test_random_byte_lines_are_each_refused_and_the_server_stays_up(fuzz_server,
     finally:
         c.close()
     assert not cell.poses and not cell.trials
+
+
+@pytest.fixture(scope="module")
+def request_fuzz_server():
+    with EndpointServer(TableCell()) as srv:    # its cell takes whatever the requests do
+        yield srv
+
+
+json_scalars = (st.none() | st.booleans() | st.integers(-10**6, 10**6)
+                | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20))
+json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=5)
+                           | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=20)
+field_names = st.sampled_from(["id", "object", "timeout_s", "T_base_tcp", "speed_mps", "width_m",
+                               "force_n", "trial_id", "success", "note", "label", "speed"])
+field_values = json_values | st.just(np.eye(4).tolist()) | st.floats(-1, 2)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests=st.lists(st.builds(lambda cmd, fields: {**fields, "cmd": cmd},
+                                   st.sampled_from(COMMANDS),
+                                   st.dictionaries(field_names, field_values, max_size=4)),
+                         min_size=1, max_size=6))
+def test_random_requests_each_get_one_well_formed_reply(request_fuzz_server, requests):
+    srv = request_fuzz_server
+    c = Client(srv.address)
+    try:
+        c.sock.sendall(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        for request in requests:
+            r = c.reply()
+            assert isinstance(r["ok"], bool), (request, r)
+            if not r["ok"]:
+                assert isinstance(r["error"], str) and r["error"] and r["error_type"], (request, r)
+            rid = request.get("id")
+            if isinstance(rid, (int, str)) and not isinstance(rid, bool):
+                assert r["id"] == rid, (request, r)
+            else:
+                assert "id" not in r, (request, r)
+        assert c.ask({"cmd": "status", "id": "alive"})["ok"] is True
+    finally:
+        c.close()
 
 
 # --- the README's client ----------------------------------------------------------------------
