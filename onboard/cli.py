@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "db": "onboard._cli_db",
     "record": "onboard._cli_record",
     "trials": "onboard._cli_trials",
+    "serve": "onboard._cli_serve",
 }
 
 

@@ -1,0 +1,83 @@
+"""``graspline serve``: the robot-controller endpoint on a cell file's cell or the simulated one."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from .cli import CliError
+
+DEFAULT_PORT = 50600
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register the ``serve`` subcommand."""
+    p = subparsers.add_parser(
+        "serve", help="serve the robot-controller endpoint (JSON lines over TCP)",
+        description="Let an external robot controller drive picking over TCP: one JSON request "
+                    "per line (status, best_grasp, move, grip, release, pick, report_outcome, "
+                    "robot_pose), or the plain-text line GRASP. Prints 'listening on HOST:PORT' "
+                    "once it accepts connections; Ctrl-C or SIGTERM stops it.")
+    cell = p.add_mutually_exclusive_group(required=True)
+    cell.add_argument("--config", metavar="CELL_YAML", help="the cell file")
+    cell.add_argument("--sim", action="store_true", help="the simulated cell (MuJoCo)")
+    p.add_argument("--host", help="address to bind (default: the cell file's, else 127.0.0.1; "
+                                  "0.0.0.0 accepts connections from other machines)")
+    p.add_argument("--port", type=int, help=f"TCP port (default: the cell file's, else "
+                                            f"{DEFAULT_PORT}; 0 picks a free one)")
+    p.add_argument("--seed", type=int, help="--sim: seed of the simulated scene")
+    p.add_argument("-v", "--verbose", action="store_true", help="log every request")
+    p.set_defaults(func=run)
+
+
+def _make_service(args: argparse.Namespace):
+    """The picking service for the cell the arguments name (the picking loop's factory)."""
+    import onboard
+
+    factory = getattr(onboard, "make_picking_service", None)
+    if factory is None:
+        raise CliError("this build has no picking loop yet (onboard.make_picking_service is "
+                       "missing), so there is no cell to serve")
+    if args.seed is not None and not args.sim:
+        raise CliError("--seed applies to the simulated cell only (use it with --sim)")
+    return factory(args.config, sim=args.sim, seed=args.seed)
+
+
+def _address(args: argparse.Namespace, service) -> tuple[str, int]:
+    """Bind address: the flags, else the service's ``endpoint_address`` if any, else defaults."""
+    from ._server import DEFAULT_HOST
+
+    cell_host, cell_port = getattr(service, "endpoint_address", None) or (None, None)
+    host = args.host or cell_host or DEFAULT_HOST
+    port = args.port if args.port is not None else (cell_port if cell_port is not None
+                                                    else DEFAULT_PORT)
+    if not 0 <= port <= 65535:
+        raise CliError(f"--port must be 0..65535, got {port}")
+    return host, port
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; exit status 0 after a clean stop."""
+    from ._server import serve
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise CliError(f"--port must be 0..65535, got {args.port}")
+    service = _make_service(args)
+    try:
+        host, port = _address(args, service)
+
+        def ready(bound_host: str, bound_port: int) -> None:
+            print(f"listening on {bound_host}:{bound_port}", flush=True)
+
+        try:
+            serve(service, host, port, ready=ready)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    finally:
+        close = getattr(service, "close", None)
+        if close is not None:
+            close()
+    print("stopped", flush=True)
+    return 0
