@@ -1,9 +1,20 @@
 """graspline onboard (see DESIGN.md)."""
+from ._cell import PickingCell, make_picking_service, open_picking_cell
+from ._cellfile import CellConfig, CellFileError, load_cell_file, parse_cell_file
+from ._loop import PickingLoop
 from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
 from ._report import write_report
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
 
 __all__ = [
+    "CellConfig",
+    "CellFileError",
+    "PickingCell",
+    "PickingLoop",
+    "load_cell_file",
+    "make_picking_service",
+    "open_picking_cell",
+    "parse_cell_file",
     "MovementError",
     "ObjectMovement",
     "TrialImages",

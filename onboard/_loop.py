@@ -29,12 +29,14 @@ from scoring import GripperProjection, SearchParams, prepare_silhouette, score_c
 from vision import ObjectMask, Segmenter, Silhouette, silhouette
 
 from ._cellfile import CellConfig
-from ._trials import TrialRecord
+from ._movement import MovementError, object_movement, pose_movement
+from ._trials import TrialImages, TrialRecord
 from ._types import CellStatus, GraspChoice, NoGrasp
 
 log = logging.getLogger("graspline.loop")
 
 LEVELS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0 + 1e-9])  # the five score levels (Tan Fig. 8)
+HAND_INSTANCE = 1000  # instance id of the gripper's own pixels in simulated frames
 VALIDATE_CANDIDATES = 4000  # random candidates scored per object when drawing across levels
 
 
@@ -49,6 +51,7 @@ class Plan:
     sil: Silhouette | None = None
     mask_index: int = -1
     level: int = -1
+    support: object | None = None   # the support plane of the frame (vision.SupportPlane)
 
 
 @dataclass
@@ -66,6 +69,7 @@ class Execution:
     truth_movement_rad: float | None = None
     truth_lifted: bool | None = None
     error: str | None = None
+    judge_note: str = ""
 
 
 class StageClock:
@@ -220,13 +224,21 @@ class PickingLoop:
             n += extra
         g = self.config.gripper
         T = sil.tcp_pose(x, y, t, tcp_to_tip_m=g.tcp_to_tip_m)
-        label = masks[i].label or f"object@{x:.0f},{y:.0f}"
+        label = masks[i].label or self._truth_name(frame, masks[i]) or f"object@{x:.0f},{y:.0f}"
         choice = GraspChoice(trial_id=-1, object_label=label, T_base_tcp=T,
                              pregrasp_m=self.config.arm.pregrasp_m, width_m=g.open_width_m,
                              force_n=g.force_n, score=score, features=feats,
                              source="image_search", x_px=x, y_px=y, theta_rad=t, n_candidates=n,
                              stage_s=clock.stage_s)
-        return Plan(choice, frame, masks, sil, i, level)
+        return Plan(choice, frame, masks, sil, i, level, getattr(self.segmenter, "last_plane", None))
+
+    def _truth_name(self, frame: RGBDFrame, mask: ObjectMask) -> str | None:
+        """The simulated object's name under a mask (the simulated cell only): what a
+        learned segmenter's label would be on hardware."""
+        if self.truth is None:
+            return None
+        k = _truth_index(Plan(NoGrasp(""), frame, [mask], mask_index=0))
+        return None if k is None else self.truth.object_name(k)
 
     def _draw_across_levels(self, sil: Silhouette, found):
         """A candidate from a score level drawn uniformly among the levels that have one
@@ -265,7 +277,7 @@ class PickingLoop:
         if arm is None:
             raise RuntimeError("this cell has no arm of graspline's (arm.kind: none): the robot "
                                "controller moves the arm; use best_grasp, grip and release")
-        k_truth = self.truth.object_at(c.T_base_tcp) if self.truth is not None else None
+        k_truth = _truth_index(plan) if self.truth is not None else None
         T_before = self.truth.world.T_world_object(k_truth) if k_truth is not None else None
         try:
             self.state = "moving"
@@ -284,7 +296,8 @@ class PickingLoop:
                            res.object_detected)
             if T_before is not None:
                 T_after = self.truth.world.T_world_object(k_truth)
-                ex.truth_movement_m, ex.truth_movement_rad = _movement(T_before, T_after, c.T_base_tcp)
+                mv = pose_movement(T_before, T_after, c.T_base_tcp[:3, 0])
+                ex.truth_movement_m, ex.truth_movement_rad = mv.translation_m, mv.rotation_rad
             with clock.stage("after_image"):
                 ex.after_close = self._try_capture()
             self.state = "moving"
@@ -299,17 +312,38 @@ class PickingLoop:
             if k_truth is not None:
                 z = self.truth.world.T_world_object(k_truth)[2, 3]
                 ex.truth_lifted = bool(z > T_before[2, 3] + 0.5 * cfg.arm.lift_m)
-            ex.success = bool(st.object_detected)
-            ex.outcome = "success" if ex.success else "failure"
             with clock.stage("place"):
                 self._place()
             with clock.stage("after_image"):
                 ex.after_lift = self._try_capture()
+            cleared = self._region_cleared(plan, ex.after_lift)
+            ex.success = bool(st.object_detected) and cleared is not False
+            if st.object_detected and cleared is False:
+                ex.judge_note = "the gripper held something, but the object is still in its place"
+            ex.outcome = "success" if ex.success else "failure"
             return ex
         except GripperError as exc:
             return self._safe_stop(f"gripper: {exc}")
         finally:
             self.state = "faulted" if self.fault else "idle"
+
+    def _region_cleared(self, plan: Plan, after: RGBDFrame | None) -> bool | None:
+        """Whether the after-image shows the support where the object stood (it left), from
+        the share of the object's former pixels now within 5 mm of the support plane; None
+        without an after-image or a support plane."""
+        plane = plan.support
+        if after is None or plane is None or plan.mask_index < 0:
+            return None
+        mask = plan.masks[plan.mask_index].mask
+        z = after.depth_m
+        ok = mask & np.isfinite(z) & (z > 0)
+        if ok.sum() < 20:
+            return None
+        v, u = np.nonzero(ok)
+        k = after.intrinsics
+        zz = z[v, u].astype(np.float64)
+        pts = np.stack([(u - k.cx) / k.fx * zz, (v - k.cy) / k.fy * zz, zz], axis=1)
+        return bool(np.mean(plane.height_m(pts) < 0.005) > 0.7)
 
     def _hold(self, seconds: float) -> None:
         """Hold still for ``seconds`` (on the simulated cell, the world steps meanwhile)."""
@@ -341,7 +375,8 @@ class PickingLoop:
         if ex is not None:
             out.truth_movement_m, out.truth_movement_rad = ex.truth_movement_m, ex.truth_movement_rad
             out.after_close = ex.after_close
-        out.outcome = "error" if moved.status is MoveStatus.FAULTED else "failure"
+        if moved.status is not MoveStatus.FAULTED:  # the grasp was tried and did not hold
+            out.outcome, out.success = "failure", False
         return out
 
     def _safe_stop(self, why: str) -> Execution:
@@ -426,57 +461,64 @@ class PickingLoop:
 
     def _log(self, plan: Plan, ex: Execution | None, clock: StageClock, *,
              pending: bool = False) -> TrialRecord:
-        """Write the trial (record and pictures) in one transaction; the record."""
-        from ._movement import object_movement
-
+        """Write the trial (record and pictures) in one transaction; the record as stored."""
         c = plan.choice
-        is_grasp = isinstance(c, GraspChoice)
-        mv_m = mv_rad = None
-        if is_grasp and ex is not None and ex.after_close is not None and plan.frame is not None:
-            try:
-                mv = object_movement(plan.masks[plan.mask_index].mask, plan.frame.depth_m,
-                                     ex.after_close.depth_m, plan.frame.intrinsics,
-                                     plan.frame.T_base_camera, c.T_base_tcp[:3, 0])
-                mv_m, mv_rad = mv.translation_m, mv.rotation_rad
-            except ValueError as exc:
-                log.info("no movement estimate: %s", exc)
+        g = c if isinstance(c, GraspChoice) else None
         with clock.stage("log"):
+            mode = "validate" if plan.level >= 0 else "best"
+            trial_id = self.trial_log.begin(object_label=g.object_label if g else "",
+                                            cell_hash=self.cell_hash, mode=mode)
             if ex is None:
-                outcome = "pending" if pending else "no_grasp"
+                outcome, success, source = ("pending" if pending else "no_grasp"), None, ""
             else:
-                outcome = ex.outcome
+                outcome, success = ex.outcome, ex.success
+                source = "gripper+image"
+                if ex.truth_lifted is not None and ex.success is not None:
+                    if ex.truth_lifted != ex.success:
+                        log.warning("trial %d judged %s by the gripper and after-image, %s by "
+                                    "the simulator", trial_id, ex.success, ex.truth_lifted)
+                    success, source = ex.truth_lifted, "simulator"
+                    outcome = "success" if success else "failure"
+            mv = self._image_movement(plan, ex)
+            notes = ["budget overrun: " + o for o in clock.overruns]
+            if ex is not None and ex.judge_note:
+                notes.append(ex.judge_note)
             rec = TrialRecord(
-                trial_id=-1, started_at_s=time.time(), cell_hash=self.cell_hash,
-                object_label=c.object_label if is_grasp else "",
-                n_candidates=c.n_candidates if is_grasp else 0,
-                score=c.score if is_grasp else None,
-                features=dict(c.features) if is_grasp else {},
-                source=c.source if is_grasp else "",
-                x_px=c.x_px if is_grasp else None, y_px=c.y_px if is_grasp else None,
-                theta_rad=c.theta_rad if is_grasp else None,
-                T_base_tcp=c.T_base_tcp if is_grasp else None,
-                width_m=c.width_m if is_grasp else None, force_n=c.force_n if is_grasp else None,
+                trial_id=trial_id, started_at_s=time.time(), cell_hash=self.cell_hash,
+                object_label=g.object_label if g else "", mode=mode,
+                n_candidates=g.n_candidates if g else 0, score=g.score if g else None,
+                features=dict(g.features) if g else {}, source=g.source if g else "",
+                x_px=g.x_px if g else None, y_px=g.y_px if g else None,
+                theta_rad=g.theta_rad if g else None, T_base_tcp=g.T_base_tcp if g else None,
+                width_m=g.width_m if g else None, force_n=g.force_n if g else None,
                 stage_s=dict(clock.stage_s),
                 gripper_status=ex.gripper_status if ex else "",
                 gripper_width_m=ex.gripper_width_m if ex else None,
                 object_detected=ex.object_detected if ex else None,
-                outcome=outcome, success=ex.success if ex else None,
-                outcome_source=("simulator" if self.truth is not None else "gripper+image")
-                if ex is not None else "",
-                movement_m=mv_m, movement_rad=mv_rad,
+                outcome=outcome, success=success, outcome_source=source,
+                movement_m=mv[0], movement_rad=mv[1],
                 truth_movement_m=ex.truth_movement_m if ex else None,
                 truth_movement_rad=ex.truth_movement_rad if ex else None,
-                note="; ".join(["budget overrun: " + o for o in clock.overruns]) or None,
-                error=(ex.error if ex else None) or (None if is_grasp else c.reason),
-                mode=self.mode if plan.level >= 0 or self.mode == "best" else "best")
-            if self.truth is not None and ex is not None and ex.truth_lifted is not None \
-                    and ex.success is not None and ex.truth_lifted != ex.success:
-                log.warning("trial judged %s by the gripper, %s by the simulator",
-                            ex.success, ex.truth_lifted)
-            if self.truth is not None and ex is not None and ex.truth_lifted is not None:
-                rec = dataclasses.replace(rec, success=ex.truth_lifted,
-                                          outcome="success" if ex.truth_lifted else "failure")
-            return self.trial_log.write(rec, _images(plan, ex, self.projection))
+                note="; ".join(notes),
+                error=(ex.error or "") if ex else ("" if g else c.reason))
+            return self.trial_log.finish(rec, _images(plan, ex, self.projection))
+
+    def _image_movement(self, plan: Plan, ex: Execution | None) -> tuple[float | None, float | None]:
+        """The object's movement while the fingers closed, from the before and after-close
+        depth (Tan et al.'s measure), or (None, None) where it cannot be estimated."""
+        c = plan.choice
+        if not isinstance(c, GraspChoice) or ex is None or ex.after_close is None:
+            return None, None
+        after = ex.after_close
+        exclude = None if after.instance_ids is None else after.instance_ids >= HAND_INSTANCE
+        try:
+            mv = object_movement(plan.masks[plan.mask_index].mask, plan.frame.depth_m,
+                                 after.depth_m, plan.frame.intrinsics, plan.frame.T_base_camera,
+                                 c.T_base_tcp[:3, 0], exclude_after=exclude)
+        except MovementError as exc:
+            log.info("no image estimate of the object's movement: %s", exc)
+            return None, None
+        return mv.translation_m, mv.rotation_rad
 
     # ------------------------------------------------------------- the service
     def status(self) -> CellStatus:
@@ -493,23 +535,22 @@ class PickingLoop:
                           self.trial_log.count())
 
 
-def _images(plan: Plan, ex: Execution | None, projection: GripperProjection) -> dict[str, np.ndarray]:
-    """The trial's pictures by name: before/after colour and depth, silhouette, overlay."""
+def _images(plan: Plan, ex: Execution | None, projection: GripperProjection) -> TrialImages:
+    """The trial's pictures: before and after-close colour and depth (Tan et al.'s BA images),
+    the silhouette and the chosen grasp drawn over it."""
     from ._overlay import draw_grasps
 
-    out: dict[str, np.ndarray] = {}
+    out = TrialImages()
     if plan.frame is not None:
-        out["before_color"], out["before_depth"] = plan.frame.color, plan.frame.depth_m
-    if ex is not None:
-        for name, f in (("after_close", ex.after_close), ("after", ex.after_lift)):
-            if f is not None:
-                out[f"{name}_color"], out[f"{name}_depth"] = f.color, f.depth_m
+        out.before_color, out.before_depth_m = plan.frame.color, plan.frame.depth_m
+    if ex is not None and ex.after_close is not None:
+        out.after_color, out.after_depth_m = ex.after_close.color, ex.after_close.depth_m
     c = plan.choice
     if plan.sil is not None and isinstance(c, GraspChoice):
-        out["silhouette"] = plan.sil.image.astype(np.uint8) * 255
-        bgr = draw_grasps(plan.sil.image, np.array([c.x_px]), np.array([c.y_px]),
-                          np.array([c.theta_rad]), np.array([c.score]), projection, scale=1)
-        out["overlay"] = bgr[..., ::-1].copy()  # RGB, as every image of the log
+        out.silhouette = plan.sil.image
+        out.overlay = draw_grasps(plan.sil.image, np.array([c.x_px]), np.array([c.y_px]),
+                                  np.array([c.theta_rad]), np.array([c.score]), projection,
+                                  scale=2)
     return out
 
 
@@ -519,7 +560,10 @@ def _features(scores, j: int) -> dict[str, float]:
     out = {n: float(getattr(scores, n)[j]) for n in names}
     out["r_r_rad"], out["s_a_rad"], out["s_f_px"] = out.pop("r_r"), out.pop("s_a"), out.pop("s_f")
     out["width_px"] = float(scores.width_px[j])
-    return out
+    out["collision"] = float(scores.collision[j])
+    out["missing"] = float(scores.missing[j])
+    # a colliding or missing candidate has no features (NaN): leave them out
+    return {k: v for k, v in out.items() if math.isfinite(v)}
 
 
 def _gripper_text(st) -> str:
@@ -529,14 +573,17 @@ def _gripper_text(st) -> str:
     return f"{'holding' if st.object_detected else 'empty'} at {st.width_m * 1e3:.1f} mm"
 
 
-def _movement(T_before: np.ndarray, T_after: np.ndarray, T_tcp: np.ndarray) -> tuple[float, float]:
-    """(translation along the closing direction (m, absolute), rotation (rad)) of an object
-    between two poses: Tan et al.'s validation measure, from the simulator's truth."""
-    d = T_after[:3, 3] - T_before[:3, 3]
-    along = abs(float(d @ T_tcp[:3, 0]))
-    R = T_before[:3, :3].T @ T_after[:3, :3]
-    angle = math.acos(max(-1.0, min(1.0, (np.trace(R) - 1.0) / 2.0)))
-    return along, angle
+def _truth_index(plan: Plan) -> int | None:
+    """0-based index of the simulated object under the chosen mask (the frame's ground-truth
+    instance ids, simulated frames only), or None."""
+    ids = None if plan.frame is None else plan.frame.instance_ids
+    if ids is None or plan.mask_index < 0:
+        return None
+    under = ids[plan.masks[plan.mask_index].mask]
+    under = under[(under > 0) & (under < HAND_INSTANCE)]
+    if under.size == 0:
+        return None
+    return int(np.bincount(under).argmax()) - 1
 
 
 def _down_pose(xyz) -> np.ndarray:

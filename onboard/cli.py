@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "record": "onboard._cli_record",
     "trials": "onboard._cli_trials",
     "serve": "onboard._cli_serve",
+    "demo": "onboard._cli_demo",
 }
 
 

@@ -24,7 +24,7 @@ class SimArm(ArmController):
 
     name = "sim"
 
-    def __init__(self, cell, *, stop_force_n: float = 80.0) -> None:
+    def __init__(self, cell, *, stop_force_n: float = 150.0) -> None:
         self._cell = cell
         self.stop_force_n = stop_force_n
         self.reach_tolerance_m = 0.005

@@ -15,6 +15,9 @@ from drivers.camera import (Camera, CameraDisconnected, CameraTimeout, DepthNois
                             RGBDFrame, SimCamera)
 
 
+HAND_INSTANCE = 1000  # instance id of the gripper's pixels (not an object; 0 is the table)
+
+
 class SimCellCamera(Camera):
     """A fixed camera over the cell's table; ``faults`` is a queue of faults for the next reads."""
 
@@ -69,8 +72,9 @@ class SimCellCamera(Camera):
         if self._cam is None or self._world is not world:
             if self._cam is not None:
                 self._cam.close()
+            ids = np.where(world.hand_geom, HAND_INSTANCE, world.geom_instance)
             self._cam = SimCamera(world.model, world.data, self._intr, self._T, noise=self._noise,
-                                  geom_instance=world.geom_instance,
+                                  geom_instance=ids,
                                   seed=int(self._rng.integers(2**31)))
             self._world = world
         return self._cam

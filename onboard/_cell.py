@@ -1,0 +1,138 @@
+"""PickingCell: a cell file's devices, trial log and picking loop, opened together; it is the
+PickingService the endpoint drives and what ``graspline demo`` / ``run`` / ``serve`` use."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from drivers.arm import MoveResult
+from drivers.gripper import GraspResult
+
+from ._cellfile import CellConfig, config_hash, load_cell_file, sim_cell_file
+from ._devices import CellDevices, open_cell
+from ._loop import PickingLoop
+from ._service import GripReply, TrialSummary
+from ._trials import TrialLog, TrialRecord
+from ._types import CellStatus, GraspChoice, NoGrasp
+
+
+class PickingCell:
+    """A running cell. Thread-safe: one cycle at a time (the endpoint serialises too)."""
+
+    def __init__(self, config: CellConfig, cell_hash: str, *, mode: str = "best") -> None:
+        self.config = config
+        self.devices: CellDevices = open_cell(config)
+        try:
+            self.log = TrialLog(config.log_dir)
+        except Exception:
+            self.devices.close()
+            raise
+        d = self.devices
+        self.loop = PickingLoop(config, camera=d.camera, segmenter=d.segmenter, gripper=d.gripper,
+                                arm=d.arm, trial_log=self.log, cell_hash=cell_hash,
+                                truth=d.truth, mode=mode, seed=config.scoring.seed)
+        self.endpoint_address = (config.server.host, config.server.port)
+        self._lock = threading.RLock()
+        self._closed = False
+
+    # the PickingService of the endpoint ------------------------------------------
+    def status(self) -> CellStatus:
+        """The loop's state, each device's state and the trial count."""
+        with self._lock:
+            return self.loop.status()
+
+    def best_grasp(self, object_label: str | None = None,
+                   timeout_s: float | None = None) -> GraspChoice | NoGrasp:
+        """Plan on a fresh frame; the grasp (its trial stays pending) or why there is none."""
+        with self._lock:
+            return self.loop.best_grasp(object_label, timeout_s)
+
+    def move(self, T_base_tcp: np.ndarray, speed_mps: float | None = None) -> MoveResult:
+        """Move graspline's arm (simulated, or a real arm behind ArmController)."""
+        with self._lock:
+            return self.loop.move(T_base_tcp, speed_mps)
+
+    def grip(self, width_m: float | None = None, force_n: float | None = None,
+             speed_mps: float | None = None) -> GripReply:
+        """Close the gripper; its result."""
+        with self._lock:
+            return _grip_reply(self.loop.grip(width_m, force_n, speed_mps))
+
+    def release(self, width_m: float | None = None, speed_mps: float | None = None) -> GripReply:
+        """Open the gripper; its result."""
+        with self._lock:
+            return _grip_reply(self.loop.release(width_m, speed_mps))
+
+    def pick(self, object_label: str | None = None) -> TrialSummary:
+        """One whole cycle with the cell's own arm; the trial."""
+        with self._lock:
+            return trial_summary(self.loop.pick(object_label))
+
+    def pick_record(self, object_label: str | None = None) -> TrialRecord:
+        """One whole cycle; the full trial record (for the CLI)."""
+        with self._lock:
+            return self.loop.pick(object_label)
+
+    def report_outcome(self, trial_id: int, success: bool, note: str | None = None) -> TrialSummary:
+        """Close a pending trial with the controller's verdict."""
+        with self._lock:
+            return trial_summary(self.log.report_outcome(trial_id, success, note or "",
+                                                         source="controller"))
+
+    def record_robot_pose(self, T_base_tcp: np.ndarray, label: str | None = None) -> int:
+        """Keep a robot pose the controller reports; its index."""
+        with self._lock:
+            return self.loop.record_robot_pose(T_base_tcp, label)
+
+    def close(self) -> None:
+        """Close the devices and the log; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self.devices.close()
+        self.log.close()
+
+    def __enter__(self) -> "PickingCell":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def trial_summary(r: TrialRecord) -> TrialSummary:
+    """The endpoint's view of a trial record."""
+    return TrialSummary(r.trial_id, r.object_label, r.outcome, r.success, r.score, r.T_base_tcp,
+                        r.width_m, dict(r.stage_s), r.note, r.error)
+
+
+def _grip_reply(r: GraspResult) -> GripReply:
+    st = r.status
+    return GripReply(r.object_detected, r.width_m, r.elapsed_s,
+                     "holding" if r.object_detected else "empty",
+                     st.fault_message if st.faulted else "")
+
+
+def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = False,
+                      seed: int | None = None, log_dir: str | None = None,
+                      mode: str = "best", ycb_dir: str | None = None) -> PickingCell:
+    """A PickingCell from a cell file, or (sim=True, no file) the built-in simulated cell."""
+    if config_path is not None:
+        config, digest = load_cell_file(config_path)
+        if log_dir is not None:
+            import msgspec
+
+            config = msgspec.structs.replace(config, log_dir=log_dir)
+    elif sim:
+        config = sim_cell_file(seed=seed or 0, log_dir=log_dir or "out/trials", ycb_dir=ycb_dir)
+        digest = config_hash(config)
+    else:
+        raise ValueError("give a cell file, or sim=True for the built-in simulated cell")
+    return PickingCell(config, digest, mode=mode)
+
+
+def make_picking_service(config_path: str | Path | None = None, *, sim: bool = False,
+                         seed: int | None = None) -> PickingCell:
+    """The endpoint's factory (``graspline serve``): the cell the arguments name."""
+    return open_picking_cell(config_path, sim=sim, seed=seed)

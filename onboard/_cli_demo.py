@@ -1,0 +1,110 @@
+"""``graspline demo`` (the loop on the simulated cell) and ``graspline run`` (the loop on the
+cell a cell file describes): trials with a live progress line, then the validation report."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``demo`` and ``run``."""
+    demo = sub.add_parser("demo", help="run the picking loop on the simulated cell (no hardware)",
+                          description="The picking loop on the simulated MuJoCo cell: trials "
+                                      "with a progress line, then the validation report.")
+    demo.add_argument("--trials", type=int, default=20, help="trials to run (default 20)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the cell and the search")
+    demo.add_argument("--validate", action="store_true",
+                      help="draw grasps across the score levels (Tan et al.'s protocol) "
+                           "instead of the best only")
+    demo.add_argument("--out", default="out/demo", help="folder of the trial log and report")
+    demo.add_argument("--ycb", default=None, metavar="DIR",
+                      help="also lay YCB scans from DIR (e.g. ../shared/data/ycb)")
+    demo.set_defaults(func=run_demo)
+    run = sub.add_parser("run", help="run the picking loop on the cell a cell file describes",
+                         description="The picking loop on a cell (hardware or simulated) from "
+                                     "its cell file; trials are logged to its log_dir.")
+    run.add_argument("--config", required=True, help="the cell file (YAML)")
+    run.add_argument("--trials", type=int, default=1, help="trials to run (default 1)")
+    run.add_argument("--validate", action="store_true", help="draw grasps across score levels")
+    run.add_argument("--report", default=None, metavar="DIR", help="write the report to DIR after")
+    run.set_defaults(func=run_cell)
+
+
+def _check_trials(n: int) -> None:
+    from .cli import CliError
+
+    if n < 1:
+        raise CliError(f"--trials must be >= 1, got {n}")
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """The demo: the built-in simulated cell, a fresh log in --out, the report at the end."""
+    from .cli import CliError
+
+    _check_trials(args.trials)
+    if args.ycb is not None and not Path(args.ycb).is_dir():
+        raise CliError(f"--ycb {args.ycb!r} is not a folder")
+    out = Path(args.out)
+    log_dir = out / f"trials-{time.strftime('%Y%m%d-%H%M%S')}"
+    from ._cell import open_picking_cell
+
+    print(f"building the simulated cell (seed {args.seed}) ...", flush=True)
+    with open_picking_cell(sim=True, seed=args.seed, log_dir=str(log_dir),
+                           mode="validate" if args.validate else "best", ycb_dir=args.ycb) as cell:
+        _trials(cell, args.trials)
+    return _report(log_dir, out / "report")
+
+
+def run_cell(args: argparse.Namespace) -> int:
+    """Trials on the cell of a cell file."""
+    from ._cell import open_picking_cell
+    from ._cellfile import CellFileError
+    from ._devices import CellSetupError
+    from .cli import CliError
+
+    _check_trials(args.trials)
+    try:
+        cell = open_picking_cell(args.config, mode="validate" if args.validate else "best")
+    except (CellFileError, CellSetupError) as exc:
+        raise CliError(str(exc)) from exc
+    with cell:
+        _trials(cell, args.trials)
+        log_dir = cell.config.log_dir
+    return _report(Path(log_dir), Path(args.report)) if args.report else 0
+
+
+def _trials(cell, n: int) -> None:
+    """Run n picks with a live progress line: trial, object, score, outcome, success so far."""
+    from tqdm import tqdm
+
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    done = ok = 0
+    bar = tqdm(total=n, unit="trial", dynamic_ncols=True, file=sys.stdout)
+    try:
+        for _ in range(n):
+            rec = cell.pick_record()
+            done += rec.success is not None
+            ok += bool(rec.success)
+            score = "-" if rec.score is None else f"{rec.score:.2f}"
+            what = rec.outcome if not rec.error or rec.outcome != "no_grasp" else \
+                f"no grasp ({rec.error[:40]})"
+            rate = f"{ok / done:.0%}" if done else "-"
+            bar.set_postfix_str(f"#{rec.trial_id} {rec.object_label[:16]} score {score} "
+                                f"{what}; success {rate}", refresh=False)
+            bar.update(1)
+    finally:
+        bar.close()
+    print(f"{n} trial(s): {ok} of {done} grasps held", flush=True)
+
+
+def _report(log_dir: Path, out: Path) -> int:
+    """Write the validation report and say where it is."""
+    from ._report import write_report
+
+    page = write_report(log_dir, out)
+    print(f"trial log: {log_dir}\nreport: {page}", flush=True)
+    return 0
