@@ -13,6 +13,7 @@ reports FAULTED puts the loop in the "faulted" state, where picks are refused un
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import math
@@ -123,6 +124,7 @@ class PickingLoop:
         self.home = _down_pose(config.arm.home_m)
         self.place = _down_pose(config.arm.place_m)
         self.robot_poses: list[tuple[np.ndarray, str | None]] = []
+        self._failed: collections.deque = collections.deque(maxlen=5)
 
     # ------------------------------------------------------------------ planning
     def plan(self, object_label: str | None = None, timeout_s: float | None = None) -> Plan:
@@ -210,14 +212,17 @@ class PickingLoop:
                                   seed=int(self._rng.integers(2**31)))
         if len(found) == 0:
             return None
-        return float(found.scores.score[0]), i, sil, found
+        j = self._first_untried(sil, found)
+        if j is None:
+            return None
+        return float(found.scores.score[j]), i, sil, found, j
 
     def _choose(self, frame, masks, best, clock) -> Plan:
         """The grasp to execute: the top one, or in validate mode one drawn across levels."""
-        score, i, sil, found = best
+        score, i, sil, found, j0 = best
         level = -1
-        x, y, t = float(found.x[0]), float(found.y[0]), float(found.theta[0])
-        feats = _features(found.scores, 0)
+        x, y, t = float(found.x[j0]), float(found.y[j0]), float(found.theta[j0])
+        feats = _features(found.scores, j0)
         n = int(found.n_scored)
         if self.mode == "validate":
             x, y, t, score, feats, level, extra = self._draw_across_levels(sil, found)
@@ -239,6 +244,23 @@ class PickingLoop:
             return None
         k = _truth_index(Plan(NoGrasp(""), frame, [mask], mask_index=0))
         return None if k is None else self.truth.object_name(k)
+
+    def _first_untried(self, sil: Silhouette, found) -> int | None:
+        """Index of the best grasp in ``found`` that is not one of the last failed grasps
+        (within 10 mm and 15 degrees): a cell must not retry a grasp that just failed."""
+        if not self._failed:
+            return 0
+        T = sil.tcp_poses(found.x, found.y, found.theta)
+        for j in range(len(found)):
+            near = any(np.linalg.norm(T[j, :2, 3] - p[:2]) < 0.010
+                       and abs(float(T[j, :3, 0] @ d)) > math.cos(math.radians(15)) for p, d in self._failed)
+            if not near:
+                return j
+        return None
+
+    def _remember_failure(self, T_base_tcp: np.ndarray) -> None:
+        """Keep a failed grasp's position and closing direction for the next cycles."""
+        self._failed.append((T_base_tcp[:3, 3].copy(), T_base_tcp[:3, 0].copy()))
 
     def _draw_across_levels(self, sil: Silhouette, found):
         """A candidate from a score level drawn uniformly among the levels that have one
@@ -403,6 +425,8 @@ class PickingLoop:
         if isinstance(plan.choice, NoGrasp):
             return self._log(plan, None, clock)
         ex = self.execute(plan, clock)
+        if ex.success is not True and self.mode == "best":
+            self._remember_failure(plan.choice.T_base_tcp)
         return self._log(plan, ex, clock)
 
     def best_grasp(self, object_label: str | None = None,
@@ -469,7 +493,7 @@ class PickingLoop:
             trial_id = self.trial_log.begin(object_label=g.object_label if g else "",
                                             cell_hash=self.cell_hash, mode=mode)
             if ex is None:
-                outcome, success, source = ("pending" if pending else "no_grasp"), None, ""
+                outcome, success, source = ("pending" if pending else "no_grasp"), None, "gripper+image"
             else:
                 outcome, success = ex.outcome, ex.success
                 source = "gripper+image"

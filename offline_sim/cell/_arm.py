@@ -76,10 +76,15 @@ class SimArm(ArmController):
             return MoveResult(MoveStatus.FAILED, self.T_base_tcp, 0.0, msg)
         w, cell = self.world, self._cell
         T0 = self.T_base_tcp
+        if cell.slip_on_lift and T_goal[2, 3] > T0[2, 3] + 0.01:
+            # injected fault: the grip weakens as the lift starts (a worn pad, a pressure drop)
+            cell.slip_on_lift = False
+            w.model.actuator_forcerange[w.close_actuator] = (-1.0, 1.0)
         dist = float(np.linalg.norm(T_goal[:3, 3] - T0[:3, 3]))
         angle = rotation_angle(T0[:3, :3].T @ T_goal[:3, :3])
-        # rotate at most 1 rad/s while translating at speed_mps
-        duration = max(dist / speed_mps, angle / 1.0, w.model.opt.timestep)
+        # rotate at most 1 rad/s while translating at speed_mps; the smooth profile's peak
+        # speed is 1.5 times its mean, so the mean is 2/3 of the commanded speed
+        duration = max(1.5 * dist / speed_mps, 1.5 * angle / 1.0, w.model.opt.timestep)
         dt = w.model.opt.timestep
         k = max(1, int(round(CONTROL_PERIOD_S / dt)))
         n = max(1, int(math.ceil(duration / (k * dt))))  # control periods
@@ -88,7 +93,8 @@ class SimArm(ArmController):
         slerp = Slerp([0.0, 1.0], Rotation.from_matrix(np.stack([T0[:3, :3], T_goal[:3, :3]])))
         T = T0.copy()
         for i in range(1, n + 1):
-            s = i / n
+            u = i / n
+            s = u * u * (3.0 - 2.0 * u)  # smooth start and stop: no step in velocity
             T[:3, :3] = slerp(s).as_matrix()
             T[:3, 3] = (1 - s) * T0[:3, 3] + s * T_goal[:3, 3]
             self._set_mount(T)

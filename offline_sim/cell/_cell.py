@@ -95,6 +95,7 @@ class SimCell:
         self.world: CellWorld = None  # type: ignore[assignment]
         self.time_s = 0.0
         self.tables = 0
+        self.slip_on_lift = False   # fault injection: the next lift loses the grip
         self._reads_since_progress = 0
         self._n_on_table = 0
         down = np.array([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]])

@@ -1,0 +1,160 @@
+"""The picking loop on the simulated cell: whole cycles, the trial log, and every fault the
+loop must survive (it logs and carries on, or stops safely)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+from drivers.gripper import GripperTimeout  # noqa: E402
+from onboard import open_picking_cell  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+
+@pytest.fixture(scope="module")
+def cell(tmp_path_factory):
+    c = open_picking_cell(sim=True, seed=3, log_dir=str(tmp_path_factory.mktemp("log")))
+    yield c
+    c.close()
+
+
+def _assert_safe(cell):
+    """Gripper open and the TCP back up, away from the table."""
+    st = cell.devices.gripper.status()
+    assert st.width_m > 0.08, f"gripper left at {st.width_m} m"
+    assert cell.devices.arm.T_base_tcp[2, 3] > 0.1
+
+
+def test_a_pick_lifts_the_object_and_the_log_keeps_the_trial(cell):
+    world = cell.devices.truth.world
+    n_before = len(world.on_table())
+    rec = cell.pick_record()
+    assert rec.outcome == "success" and rec.success is True, rec
+    assert rec.outcome_source == "simulator"
+    assert 0.0 < rec.score <= 1.0 and rec.T_base_tcp.shape == (4, 4)
+    assert {"capture", "segment", "search", "approach", "grip", "lift"} <= set(rec.stage_s)
+    assert rec.truth_movement_m is not None and abs(rec.truth_movement_m) < 0.02
+    # the object left the table (into the bin) once the camera looks again
+    cell.devices.camera.read()
+    assert len(cell.devices.truth.world.on_table()) == n_before - 1 or cell.devices.truth.tables > 1
+    stored = cell.log.get(rec.trial_id)
+    assert stored.outcome == "success" and stored.images["before_color"].is_file()
+    assert cell.log.image(rec.trial_id, "overlay").ndim == 3
+
+
+def test_the_grasp_pose_comes_from_the_depth_not_the_simulator(cell):
+    plan = cell.loop.plan()
+    T = plan.choice.T_base_tcp
+    k = __import__("onboard._loop", fromlist=["_truth_index"])._truth_index(plan)
+    obj = cell.devices.truth.world
+    top = max(obj.T_world_object(k)[2, 3] + 0.5 * obj.objects[k].extents_m.max(), 0.0)
+    tip = T[2, 3] - cell.config.gripper.tcp_to_tip_m
+    assert 0.004 <= tip < top, "fingertips must be above the table and below the object's top"
+    # the silhouette's fingertip height is the depth image's, with the configured insertion
+    assert tip == pytest.approx(plan.sil.grasp_height_m, abs=1e-6)
+
+
+def test_dropped_frames_give_no_grasp_and_the_loop_goes_on(cell):
+    cam = cell.devices.camera
+    cam.faults = ["drop"] * (cell.config.camera.retries + 1)
+    rec = cell.pick_record()
+    assert rec.outcome == "no_grasp" and "dropped frame" in rec.error
+    assert cell.pick_record().outcome in ("success", "failure")
+
+
+def test_one_late_frame_is_waited_for(cell):
+    cell.devices.camera.faults = ["late"]
+    cell.devices.camera.late_s = 0.2
+    assert cell.pick_record().outcome in ("success", "failure")
+
+
+def test_a_frame_without_depth_is_logged_as_no_grasp(cell):
+    cell.devices.camera.faults = ["no_depth"]
+    rec = cell.pick_record()
+    assert rec.outcome == "no_grasp" and "no depth" in rec.error
+
+
+def test_a_disconnected_camera_is_no_grasp_until_it_returns(cell):
+    cam = cell.devices.camera
+    cam.faults = ["disconnect"]
+    assert "disconnected" in cell.pick_record().error
+    assert cell.status().camera == "disconnected"
+    cam.faults = []
+    assert cell.pick_record().outcome != "no_grasp"
+
+
+def test_a_gripper_timeout_stops_safely_and_is_logged(cell):
+    g = cell.devices.gripper
+    g.stall = True
+    try:
+        rec = cell.pick_record()
+    finally:
+        g.stall = False
+    assert rec.outcome == "error" and "not finished within" in rec.error
+    _assert_safe(cell)
+    assert cell.pick_record().outcome in ("success", "failure", "no_grasp")
+
+
+def test_a_gripper_fault_stops_safely_and_is_logged(cell):
+    g = cell.devices.gripper
+    g.fault = (0x0A, "overcurrent (injected)")
+    rec = cell.pick_record()
+    g.fault = None
+    assert rec.outcome == "error" and "overcurrent" in rec.error
+    assert cell.devices.arm.T_base_tcp[2, 3] > 0.1
+
+
+def test_a_slip_during_the_lift_is_a_failure(cell):
+    cell.devices.truth.new_table()
+    for _ in range(4):  # until a pick gets as far as the lift
+        cell.devices.truth.slip_on_lift = True
+        rec = cell.pick_record()
+        if rec.object_detected is not None:
+            break
+    assert not cell.devices.truth.slip_on_lift, "the injected slip was used"
+    assert rec.outcome == "failure" and rec.success is False
+    assert rec.object_detected is False
+    _assert_safe(cell)
+
+
+def test_a_failed_arm_move_is_a_failure_and_the_next_pick_runs(cell):
+    cell.devices.arm.fail_next = "goal out of reach (injected)"
+    rec = cell.pick_record()
+    assert rec.outcome == "failure" and "out of reach" in rec.error
+    assert cell.pick_record().outcome in ("success", "failure", "no_grasp")
+
+
+def test_a_faulted_arm_puts_the_cell_in_a_safe_faulted_state(cell):
+    arm = cell.devices.arm
+    arm.fault = "emergency stop (injected)"
+    rec = cell.pick_record()
+    assert rec.outcome == "error" and "emergency stop" in rec.error
+    assert cell.status().state == "faulted"
+    with pytest.raises(RuntimeError, match="faulted"):
+        cell.pick_record()
+    arm.fault = None
+    cell.loop.clear_fault()
+    assert cell.status().state == "idle"
+
+
+def test_nothing_segmented_is_logged_as_no_grasp(tmp_path):
+    import msgspec
+
+    from onboard._cell import PickingCell
+    from onboard._cellfile import SegmenterConfig, config_hash, sim_cell_file
+
+    config = msgspec.structs.replace(sim_cell_file(seed=5, log_dir=str(tmp_path)),
+                                     segmenter=SegmenterConfig(options={"min_area_m2": 0.2}))
+    with PickingCell(config, config_hash(config)) as c:
+        rec = c.pick_record()
+    assert rec.outcome == "no_grasp" and "nothing segmented" in rec.error
+
+
+def test_validate_mode_draws_grasps_below_the_top_level(tmp_path):
+    with open_picking_cell(sim=True, seed=4, log_dir=str(tmp_path), mode="validate") as c:
+        plans = [c.loop.plan() for _ in range(6)]
+    scores = np.array([p.choice.score for p in plans])
+    levels = {p.level for p in plans}
+    assert len(levels) >= 2 and scores.min() < 0.8, (scores, levels)
