@@ -137,6 +137,8 @@ class PickingLoop:
             self.state = "faulted" if self.fault else "idle"
 
     def _plan(self, clock: StageClock, object_label: str | None, timeout_s: float | None) -> Plan:
+        if self.truth is not None:
+            self.truth.start_cycle()  # the simulated cell re-lays an empty or stuck table
         with clock.stage("capture"):
             frame, why = self._capture(timeout_s)
         if frame is None:

@@ -57,7 +57,7 @@ class SimCellSettings:
     image_height_px: int = 480
     hfov_rad: float = math.radians(69.0)
     depth_noise: bool = True
-    stall_reads: int = 8     # camera reads with no object leaving before the table is reset
+    stall_reads: int = 6     # cycles with no object leaving before the table is laid anew
     safe_height_m: float = 0.32
 
     def __post_init__(self) -> None:
@@ -189,13 +189,18 @@ class SimCell:
 
     # ---------------------------------------------------------------- bookkeeping
     def before_capture(self) -> None:
-        """Called by the camera before each frame: take out dropped objects, re-lay the table
-        when it is empty or nothing has left it for ``stall_reads`` frames."""
+        """Called by the camera before each frame: objects that fell off the table (into the
+        bin beside it) are taken out of the cell."""
         w = self.world
         for k in range(len(w.objects)):
-            if w.data.xpos[w.object_body[k], 2] < -0.2:  # fell off the table: into the bin
+            if w.data.xpos[w.object_body[k], 2] < -0.2:
                 self._park(k)
-        left = self._n_on_table - len(w.on_table())
+
+    def start_cycle(self) -> None:
+        """Called by the loop as a cycle starts (the simulated operator's moment): lay a new
+        table when it is empty, or when no object has left it for ``stall_reads`` cycles."""
+        self.before_capture()
+        left = self._n_on_table - len(self.world.on_table())
         self._n_on_table -= left
         self._reads_since_progress = 0 if left else self._reads_since_progress + 1
         if self._n_on_table == 0 or self._reads_since_progress > self.settings.stall_reads:

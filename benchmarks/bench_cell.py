@@ -1,0 +1,194 @@
+"""The picking loop on the simulated cell: does a high score mean a grasp that holds?
+
+Runs ``--trials`` trials in validate mode (grasps drawn across the five score levels, Tan et
+al.'s protocol) and ``--best`` trials of the best-grasp policy, on fresh tables of the
+built-in objects and random boxes, plates, bars, cans (and YCB scans with ``--ycb``), and
+prints: success and object movement per score level, the AUC of score against success with
+a bootstrap interval clustered by object kind, the top level's success, the policy's
+success; the frame-to-command latency (segment + silhouette + search + choose, from a frame
+in hand to the grasp handed to the arm; excluding arm motion and the simulator's render),
+median and p99, with the render time of the same frames as the in-run reference; trials
+per minute. ``--soak N`` instead runs N best-policy trials and reports resident memory at
+the start and the end and the longest cycle.
+
+    .venv/bin/python benchmarks/bench_cell.py --trials 300 --best 60 [--ycb ../shared/data/ycb]
+    .venv/bin/python benchmarks/bench_cell.py --soak 1000 --image 320x240
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+LEVEL_EDGES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0 + 1e-9)
+PLAN_STAGES = ("segment", "silhouette", "search", "choose")
+
+
+def auc(scores: np.ndarray, success: np.ndarray) -> float:
+    """Area under the ROC curve of score against success (Mann-Whitney U / n1 n0), ties 1/2."""
+    pos, neg = scores[success], scores[~success]
+    if len(pos) == 0 or len(neg) == 0:
+        return float("nan")
+    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
+    ranks = np.empty(len(order))
+    allv = np.concatenate([pos, neg])[order]
+    # average ranks over ties
+    i = 0
+    while i < len(allv):
+        j = i
+        while j + 1 < len(allv) and allv[j + 1] == allv[i]:
+            j += 1
+        ranks[order[i:j + 1]] = 0.5 * (i + j) + 1
+        i = j + 1
+    u = ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2
+    return float(u / (len(pos) * len(neg)))
+
+
+def clustered_bootstrap(scores, success, cluster, n_boot=1000, seed=0):
+    """(2.5 %, 97.5 %) of the AUC resampling whole clusters (objects) with replacement."""
+    rng = np.random.default_rng(seed)
+    ids = np.unique(cluster)
+    groups = [np.flatnonzero(cluster == c) for c in ids]
+    vals = []
+    for _ in range(n_boot):
+        pick = np.concatenate([groups[k] for k in rng.integers(len(groups), size=len(groups))])
+        a = auc(scores[pick], success[pick])
+        if np.isfinite(a):
+            vals.append(a)
+    return (float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))) if vals else (np.nan, np.nan)
+
+
+def rss_mib() -> float:
+    """Resident set size now, MiB (from /proc; the peak where /proc is absent)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path):
+    """n trials on a fresh simulated cell; (records, wall seconds per trial, render seconds)."""
+    import msgspec
+    from tqdm import tqdm
+
+    from onboard import PickingCell
+    from onboard._cellfile import CameraConfig, config_hash, sim_cell_file
+
+    config = sim_cell_file(seed=seed, log_dir=str(log_dir), ycb_dir=ycb)
+    config = msgspec.structs.replace(config, camera=CameraConfig(width_px=image[0], height_px=image[1]))
+    recs, walls = [], []
+    with PickingCell(config, config_hash(config), mode=mode) as cell:
+        for _ in tqdm(range(n), desc=mode, unit="trial", file=sys.stderr):
+            t0 = time.perf_counter()
+            recs.append(cell.pick_record())
+            walls.append(time.perf_counter() - t0)
+    return recs, np.array(walls)
+
+
+def kind_of(label: str) -> str:
+    """The object kind of a simulated object's label (its catalogue name)."""
+    return label.split("@")[0] or "unknown"
+
+
+def level_table(recs) -> None:
+    """Success and movement per score level."""
+    graded = [r for r in recs if r.success is not None and r.score is not None]
+    s = np.array([r.score for r in graded])
+    ok = np.array([bool(r.success) for r in graded])
+    mv = np.array([abs(r.truth_movement_m) if r.truth_movement_m is not None else np.nan for r in graded])
+    mv_img = np.array([abs(r.movement_m) if r.movement_m is not None else np.nan for r in graded])
+    rot = np.array([r.truth_movement_rad if r.truth_movement_rad is not None else np.nan for r in graded])
+    print("| score level | trials | success | mean movement along closing (truth, mm) | "
+          "(image, mm) | mean rotation (truth, deg) |")
+    print("|---|---|---|---|---|---|")
+    for lo, hi in zip(LEVEL_EDGES[:-1], LEVEL_EDGES[1:]):
+        sel = (s >= lo) & (s < hi)
+        held = sel & ok  # Tan et al. measured movement on the successful trials only
+        print(f"| {lo:.1f}-{min(hi, 1.0):.1f} | {sel.sum()} | "
+              f"{(ok[sel].mean() if sel.any() else np.nan):.0%} | "
+              f"{np.nanmean(mv[held]) * 1e3 if held.any() else np.nan:.1f} | "
+              f"{np.nanmean(mv_img[held]) * 1e3 if held.any() else np.nan:.1f} | "
+              f"{np.degrees(np.nanmean(rot[held])) if held.any() else np.nan:.1f} |")
+    kinds = np.array([kind_of(r.object_label) for r in graded])
+    a = auc(s, ok)
+    lo, hi = clustered_bootstrap(s, ok, kinds)
+    print(f"\nAUC of score against success: {a:.3f} (95 % interval by object kind {lo:.3f}-{hi:.3f}), "
+          f"{len(graded)} graded trials, success overall {ok.mean():.0%}")
+    top = s >= 0.8
+    print(f"top level (0.8-1): {ok[top].mean():.1%} of {top.sum()}")
+    print("\n| object kind | trials | success | AUC |")
+    print("|---|---|---|---|")
+    for k in sorted(set(kinds)):
+        sel = kinds == k
+        print(f"| {k} | {sel.sum()} | {ok[sel].mean():.0%} | {auc(s[sel], ok[sel]):.2f} |")
+
+
+def latency_table(recs, walls) -> None:
+    """Frame-to-command latency against the render time of the same frames."""
+    plan = np.array([sum(r.stage_s.get(k, 0.0) for k in PLAN_STAGES) for r in recs
+                     if r.score is not None])
+    render = np.array([r.stage_s.get("capture", np.nan) for r in recs if r.score is not None])
+    print("\n| figure | median | p99 | unit |")
+    print("|---|---|---|---|")
+    print(f"| frame-to-command latency (segment+silhouette+search+choose) | "
+          f"{np.median(plan) * 1e3:.0f} | {np.percentile(plan, 99) * 1e3:.0f} | ms |")
+    print(f"| reference: simulated capture (ray-cast render) of the same frames | "
+          f"{np.nanmedian(render) * 1e3:.0f} | {np.nanpercentile(render, 99) * 1e3:.0f} | ms |")
+    print(f"| whole cycle, wall (simulated arm motion included) | {np.median(walls):.2f} | "
+          f"{np.percentile(walls, 99):.2f} | s |")
+    print(f"| trials per minute (wall) | {60.0 / walls.mean():.1f} | | trials/min |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--trials", type=int, default=300, help="validate-mode trials")
+    p.add_argument("--best", type=int, default=60, help="best-policy trials")
+    p.add_argument("--soak", type=int, default=0, help="instead: a soak of N best-policy trials")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ycb", default=None, help="YCB folder (../shared/data/ycb)")
+    p.add_argument("--image", default="640x480", help="camera size, WxH")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.ERROR)
+    image = tuple(int(v) for v in args.image.lower().split("x"))
+    out = Path(tempfile.mkdtemp(prefix="bench_cell-"))
+    if args.soak:
+        rss0 = rss_mib()
+        recs, walls = run(args.soak, "best", args.seed, args.ycb, image, out / "soak")
+        rss1 = rss_mib()
+        print(f"| soak: {args.soak} trials | start | end | unit |\n|---|---|---|---|")
+        print(f"| resident memory | {rss0:.0f} | {rss1:.0f} | MiB |")
+        print(f"| longest cycle | | {walls.max():.2f} | s (median {np.median(walls):.2f}) |")
+        print(f"| outcomes | | {sum(r.outcome == 'success' for r in recs)} success, "
+              f"{sum(r.outcome == 'failure' for r in recs)} failure, "
+              f"{sum(r.outcome == 'no_grasp' for r in recs)} no grasp, "
+              f"{sum(r.outcome == 'error' for r in recs)} error | |")
+        return 0
+    recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate")
+    print(f"## validate mode: {args.trials} trials (image {args.image}, seed {args.seed}, "
+          f"YCB {'on' if args.ycb else 'off'})\n")
+    level_table(recs)
+    latency_table(recs, walls)
+    if args.best:
+        brecs, bwalls = run(args.best, "best", args.seed + 1, args.ycb, image, out / "best")
+        graded = [r for r in brecs if r.success is not None]
+        nog = sum(r.outcome == "no_grasp" for r in brecs)
+        print(f"\n## best-grasp policy: {args.best} trials\n")
+        print(f"success {np.mean([bool(r.success) for r in graded]):.1%} of {len(graded)} grasps "
+              f"tried; {nog} cycles offered no grasp")
+        level_table(brecs)
+        latency_table(brecs, bwalls)
+    print(f"\ntrial logs under {out} (graspline trials report DIR --out REPORT)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
