@@ -128,7 +128,7 @@ class SimEvaluator:
 
     def __init__(self, factory: SimEvaluatorFactory) -> None:
         from ._candidates import pregrasp_candidates
-        from ._grasp_sim import build_grasp_world
+        from ._world import build_grasp_world
 
         self.factory = factory
         self.object = factory.obj.load()
@@ -149,7 +149,8 @@ class SimEvaluator:
 
     def _trial(self, k: int, T_error: np.ndarray | None, keep: list) -> TrialMeasures:
         """One simulated grasp of candidate k with the object displaced by T_error."""
-        from ._grasp_sim import place_hand, simulate_grasp, start_collisions
+        from ._grasp_sim import simulate_grasp
+        from ._world import place_hand, start_collisions
 
         T = self.candidates.T_object_hand[k]
         preshape = self.candidates.preshape[k]

@@ -12,7 +12,7 @@ pytest.importorskip("mujoco")
 from offline_sim import (ObjectSpec, SimSettings, build_grasp_world, frame_from_approach,  # noqa: E402
                          parallel_jaw, place_hand, pose, simulate_grasp, start_collisions,
                          three_finger, underactuated)
-from offline_sim._grasp_sim import _area_link, _trapezoid  # noqa: E402
+from offline_sim import area_link as _area_link, trapezoid as _trapezoid  # noqa: E402
 
 BOX = ObjectSpec("box", "box", (0.05, 0.05, 0.08))
 CYLINDER = ObjectSpec("cylinder", "cylinder", (0.03, 0.12))
