@@ -66,7 +66,7 @@ def hand_drives(model, hand: HandModel, prefix: str = "") -> HandDrives:
     breakaway, drive_leader = [], []
     for d_idx, drive in enumerate(hand.drives):
         drive_leader.append(len(ids))
-        breakaway.append(np.inf if drive.breakaway_torque is None else drive.breakaway_torque)
+        breakaway.append(np.inf if drive.breakaway_torque_nm is None else drive.breakaway_torque_nm)
         for k, (a, r, t) in enumerate(zip(drive.actuators, drive.ratios, drive.torque_limits)):
             i = actuator_id(model, hand, prefix + a)
             ids.append(i)

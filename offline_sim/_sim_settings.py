@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from scoring import check_positive
+
 
 @dataclass(frozen=True)
 class SimSettings:
@@ -42,9 +44,7 @@ class SimSettings:
     def __post_init__(self) -> None:
         for name in ("timestep_s", "impratio", "close_max_s", "control_period_s", "lift_duration_s",
                      "deviation_limit_m", "deviation_limit_rad", "drop_distance_m"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ValueError(f"SimSettings: {name} must be a finite number > 0, got {v!r}")
+            check_positive(getattr(self, name), name, "SimSettings")
         if not 0 < self.lift_ramp_s <= 0.5 * self.lift_duration_s:
             raise ValueError(f"SimSettings: lift_ramp_s must be in (0, lift_duration_s / 2], "
                              f"got {self.lift_ramp_s!r}")

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scoring import check_pose, check_positive, check_rotation
+
 from ._controller import HandDrives, hand_drives, hold_servos
 from ._frames import invert, matrix_to_quat, pose
 from ._hands import SOLREF, HandModel
@@ -191,12 +193,6 @@ def _ident(model, hand: HandModel, kind, name: str) -> int:
     return i
 
 
-def _check_rotation(R: np.ndarray) -> None:
-    """Raise ValueError unless R is a (3, 3) rotation matrix."""
-    if R.shape != (3, 3) or not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-        raise ValueError(f"R_table_object must be a (3, 3) rotation matrix, got {R.tolist()}")
-
-
 def build_grasp_world(obj: ObjectSpec | GraspObject, hand: HandModel, *,
                       R_table_object: np.ndarray | None = None,
                       object_mass_kg: float | None = None) -> GraspWorld:
@@ -209,10 +205,9 @@ def build_grasp_world(obj: ObjectSpec | GraspObject, hand: HandModel, *,
     """
     import mujoco
 
-    R = np.eye(3) if R_table_object is None else np.asarray(R_table_object, np.float64)
-    _check_rotation(R)
-    if object_mass_kg is not None and not object_mass_kg > 0:
-        raise ValueError(f"object_mass_kg must be > 0, got {object_mass_kg!r}")
+    R = np.eye(3) if R_table_object is None else check_rotation(R_table_object, "R_table_object")
+    if object_mass_kg is not None:
+        check_positive(object_mass_kg, "object_mass_kg")
     z = -float((object_points(obj) @ R.T)[:, 2].min())  # lowest point on the table top
     spec = mujoco.MjSpec.from_string(_world_xml(obj, z, matrix_to_quat(R)))
     _set_object_geoms(spec, object_mass_kg)
@@ -266,9 +261,7 @@ def place_hand(world: GraspWorld, T_object_hand: np.ndarray, preshape: np.ndarra
     (4, 4; metres, object frame), preshape joints set, servos holding the start position."""
     import mujoco
 
-    T = np.asarray(T_object_hand, np.float64)
-    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
-        raise ValueError(f"T_object_hand must be a finite (4, 4) array, got shape {T.shape}")
+    T = check_pose(T_object_hand, "T_object_hand")
     m, d = world.model, world.data
     if settings is not None:
         m.opt.timestep = settings.timestep_s

@@ -68,14 +68,14 @@ def _kernel_params(params: MeasureParams, projection: GripperProjection) -> np.n
     """(N_PARAMS,) float64: the kernel's parameter vector, each at its P_* index."""
     prm = np.empty(K.N_PARAMS, np.float64)
     prm[K.P_D_T_THRESHOLD] = params.d_t_threshold
-    prm[K.P_R_R_THRESHOLD] = params.r_r_threshold
-    prm[K.P_S_A_THRESHOLD] = params.s_a_threshold
+    prm[K.P_R_R_THRESHOLD] = params.r_r_threshold_rad
+    prm[K.P_S_A_THRESHOLD] = params.s_a_threshold_rad
     prm[K.P_S_F_KNEE_FRACTION] = params.s_f_knee_fraction
     prm[K.P_S_F_KNEE_SCORE] = params.s_f_knee_score
     prm[K.P_S_F_ZERO_FRACTION] = params.s_f_zero_fraction
     prm[K.P_K] = params.k
     prm[K.P_SECONDARY_TOL_PX] = params.secondary_tol_px
-    prm[K.P_NO_PIVOT_RAD] = params.no_pivot_angle
+    prm[K.P_NO_PIVOT_RAD] = params.no_pivot_angle_rad
     prm[K.P_LEVER_PX] = params.min_lever_fraction * float(projection.finger_width_px)
     prm[K.P_BALANCE_TOL_PX] = params.balance_tol_px
     return prm
