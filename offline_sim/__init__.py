@@ -15,7 +15,8 @@ from ._grasp_sim import GraspOutcome, simulate_grasp
 from ._measures import (ContactSet, GraspProbe, HoldDiagnostics, HoldSampler, area_link,
                         measure_b, measure_c, object_contacts)
 from ._sim_settings import SimSettings
-from ._world import (GraspWorld, attach_hand, build_grasp_world, place_hand, start_collisions)
+from ._world import (HAND_PREFIX, GraspWorld, attach_hand, build_grasp_world, place_hand,
+                     start_collisions)
 from ._graspdb_writer import GraspDatabaseWriter, GraspRecord
 from ._kinematic import ClosedGrasp, ClosingSettings, KinematicCloser, PfcResult
 from ._hands import (BUILTIN_HANDS, Drive, HandModel, builtin_hand, load_mjcf_hand, parallel_jaw,
@@ -39,6 +40,7 @@ __all__ = [
     "builtin_hand",
     "GraspWorld", "SimSettings", "GraspOutcome", "ContactSet", "HoldDiagnostics",
     "build_grasp_world", "place_hand", "start_collisions", "simulate_grasp", "attach_hand",
+    "HAND_PREFIX",
     # the grasp controller and measures (reused by the simulated cell)
     "HandDrives", "hand_drives", "hold_servos", "ClosingLaw", "GraspController", "LiftSchedule",
     "shake_direction", "trapezoid", "GraspProbe", "HoldSampler", "object_contacts", "area_link",

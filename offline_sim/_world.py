@@ -153,9 +153,10 @@ def _set_object_geoms(spec, object_mass_kg: float | None) -> None:
                                         else 1.0 / len(object_geoms))
 
 
-def attach_hand(spec, hand: HandModel, mount: str) -> None:
-    """Attach the hand's MJCF below the body called mount in spec, names prefixed HAND_PREFIX,
-    gravity-compensated (the arm carries it) and colliding with the world but not itself."""
+def attach_hand(spec, hand: HandModel, mount: str, prefix: str = HAND_PREFIX) -> None:
+    """Attach the hand's MJCF below the body called mount in spec (a mujoco.MjSpec), its names
+    prefixed, gravity-compensated (the arm carries it) and colliding with the world but not
+    itself: world geoms need contype 1 and conaffinity 3 to touch it."""
     hs = hand.spec()
     for b in hs.bodies:
         b.gravcomp = 1.0  # the arm carries the hand: fingers close the same way in any orientation
@@ -169,7 +170,7 @@ def attach_hand(spec, hand: HandModel, mount: str) -> None:
     root = hs.worldbody.first_body()
     if root is None:
         raise ValueError(f"hand {hand.name!r}: its MJCF has no body in worldbody")
-    spec.body(mount).add_frame().attach_body(root, HAND_PREFIX, "")
+    spec.body(mount).add_frame().attach_body(root, prefix, "")
 
 
 def bodies_below(model, body: int) -> np.ndarray:
