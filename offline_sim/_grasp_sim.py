@@ -45,8 +45,9 @@ class GraspOutcome:
 
 
 class _Trial:
-    """What a trial records while the controller runs: the object's trajectory in the hand,
-    the hold samples, and whether the object dropped out of the hand."""
+    """What a trial records while the controller runs: the object's trajectory in the hand
+    (from its start pose T_ref, COM com_ref) and the hold samples; it tells the lift to stop
+    once the object has dropped out of the hand."""
 
     def __init__(self, world: GraspWorld, ctl: GraspController) -> None:
         self.world, self.ctl = world, ctl
