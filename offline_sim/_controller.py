@@ -153,21 +153,21 @@ class ClosingLaw:
         return closing and stalled
 
 
-def trapezoid(t: float, height: float, duration: float, ramp: float) -> float:
-    """Position (m) at time t (s) of a trapezoidal-velocity move of height (m) over duration (s)
-    with ramp (s) of acceleration and of deceleration."""
-    if t <= 0:
+def trapezoid(t_s: float, height_m: float, duration_s: float, ramp_s: float) -> float:
+    """Position (m) at time t_s of a trapezoidal-velocity move of height_m over duration_s,
+    with ramp_s of acceleration and of deceleration."""
+    if t_s <= 0:
         return 0.0
-    if t >= duration:
-        return height
-    v = height / (duration - ramp)  # peak speed: the area under the trapezoid is the height
-    a = v / ramp
-    if t < ramp:
-        return 0.5 * a * t * t
-    if t < duration - ramp:
-        return 0.5 * v * ramp + v * (t - ramp)
-    r = duration - t
-    return height - 0.5 * a * r * r
+    if t_s >= duration_s:
+        return height_m
+    v = height_m / (duration_s - ramp_s)  # peak speed: the area under the trapezoid is the height
+    a = v / ramp_s
+    if t_s < ramp_s:
+        return 0.5 * a * t_s * t_s
+    if t_s < duration_s - ramp_s:
+        return 0.5 * v * ramp_s + v * (t_s - ramp_s)
+    r = duration_s - t_s
+    return height_m - 0.5 * a * r * r
 
 
 def shake_direction(seed: int | None) -> np.ndarray:

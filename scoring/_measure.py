@@ -132,7 +132,8 @@ def grasp_region_profile(silhouette: np.ndarray | PreparedSilhouette, x: np.ndar
     """GRPV of each candidate (Tan eq. 4): (N, 2, n) grasp distances Δr in pixels.
 
     [:, 0, i] left, [:, 1, i] right grasp point on line i (offset Δw_i across the closing
-    direction, ``projection.line_offsets_px()``), NaN where the line meets no object. The
+    direction, ``projection.line_offsets_px()``), NaN where the coarse search meets no object
+    pixel (both sides NaN when the left search from its end finds none, as the kernel scores). The
     image position of a grasp point is (x - Δw sin θ + Δr cos θ, y + Δw cos θ + Δr sin θ).
     """
     params = params or MeasureParams()
