@@ -6,15 +6,21 @@ mujoco, trimesh, coacd and ray are imported only inside the functions that use t
 from ._build import BuildSummary, BuildTarget, Evaluator, build_database
 from ._candidates import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL, GraspCandidates,
                           pregrasp_candidates)
-from ._evaluate import (BUILTIN_HANDS, HandSource, ObjectSource, SimEvaluator,
-                        SimEvaluatorFactory, object_sources)
+from ._evaluate import HandSource, ObjectSource, SimEvaluator, SimEvaluatorFactory, object_sources
 from ._frames import (frame_from_approach, invert, matrix_to_quat, pose, quat_to_matrix,
                       rotation_angle)
-from ._grasp_sim import (ContactSet, GraspOutcome, GraspWorld, HoldDiagnostics, SimSettings,
-                         build_grasp_world, place_hand, simulate_grasp, start_collisions)
+from ._controller import (ClosingLaw, GraspController, HandDrives, LiftSchedule, hand_drives,
+                          hold_servos, shake_direction, trapezoid)
+from ._grasp_sim import GraspOutcome, simulate_grasp
+from ._measures import (ContactSet, GraspProbe, HoldDiagnostics, HoldSampler, area_link,
+                        measure_b, measure_c, object_contacts)
+from ._sim_settings import SimSettings
+from ._world import (HAND_PREFIX, GraspWorld, attach_hand, build_grasp_world, place_hand,
+                     start_collisions)
 from ._graspdb_writer import GraspDatabaseWriter, GraspRecord
 from ._kinematic import ClosedGrasp, ClosingSettings, KinematicCloser, PfcResult
-from ._hands import Drive, HandModel, load_mjcf_hand, parallel_jaw, three_finger, underactuated
+from ._hands import (BUILTIN_HANDS, Drive, HandModel, builtin_hand, load_mjcf_hand, parallel_jaw,
+                     three_finger, underactuated)
 from ._objects import (BUILTIN_OBJECTS, Decomposition, GraspObject, builtin_object, decompose,
                        load_object, object_mjcf)
 from ._tabletop import (ObjectSpec, TabletopScene, build_tabletop_scene, random_specs,
@@ -31,8 +37,14 @@ __all__ = [
     "decompose", "load_object", "object_mjcf",
     # hands and the grasp simulation
     "Drive", "HandModel", "parallel_jaw", "three_finger", "underactuated", "load_mjcf_hand",
+    "builtin_hand",
     "GraspWorld", "SimSettings", "GraspOutcome", "ContactSet", "HoldDiagnostics",
-    "build_grasp_world", "place_hand", "start_collisions", "simulate_grasp",
+    "build_grasp_world", "place_hand", "start_collisions", "simulate_grasp", "attach_hand",
+    "HAND_PREFIX",
+    # the grasp controller and measures (reused by the simulated cell)
+    "HandDrives", "hand_drives", "hold_servos", "ClosingLaw", "GraspController", "LiftSchedule",
+    "shake_direction", "trapezoid", "GraspProbe", "HoldSampler", "object_contacts", "area_link",
+    "measure_b", "measure_c",
     "GraspCandidates", "pregrasp_candidates", "SOURCE_PRINCIPAL_AXIS", "SOURCE_SURFACE_NORMAL",
     "pose", "invert", "rotation_angle", "quat_to_matrix", "matrix_to_quat", "frame_from_approach",
     # measures, uncertainty, the database

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._frames import frame_from_approach, invert, pose
-from ._grasp_sim import OBJECT_GEOM_GROUP, GraspWorld, place_hand, start_collisions
+from ._world import OBJECT_GEOM_GROUP, GraspWorld, place_hand, start_collisions
 
 SOURCE_PRINCIPAL_AXIS = 0
 SOURCE_SURFACE_NORMAL = 1

@@ -16,11 +16,11 @@ import numpy as np
 
 from ._frames import invert
 from ._graspdb_writer import GraspRecord
+from ._hands import BUILTIN_HANDS, builtin_hand, load_mjcf_hand
 from ._objects import BUILTIN_OBJECTS, DEFAULT_DENSITY, GraspObject, builtin_object, load_object
 from ._uncertainty import MonteCarloSettings, TrialMeasures, evaluate_under_uncertainty
 from ._wrench import ferrari_canny
 
-BUILTIN_HANDS = ("parallel", "three_finger", "underactuated")
 MESH_SUFFIXES = (".obj", ".stl", ".ply")
 
 
@@ -82,11 +82,8 @@ class HandSource:
 
     def build(self):
         """The HandModel."""
-        from ._hands import load_mjcf_hand, parallel_jaw, three_finger, underactuated
-
         if self.description is None:
-            return {"parallel": parallel_jaw, "three_finger": three_finger,
-                    "underactuated": underactuated}[self.name]()
+            return builtin_hand(self.name)
         desc = json.loads(Path(self.description).read_text())
         try:
             mjcf = Path(self.description).parent / desc.pop("mjcf")
@@ -128,7 +125,7 @@ class SimEvaluator:
 
     def __init__(self, factory: SimEvaluatorFactory) -> None:
         from ._candidates import pregrasp_candidates
-        from ._grasp_sim import build_grasp_world
+        from ._world import build_grasp_world
 
         self.factory = factory
         self.object = factory.obj.load()
@@ -149,7 +146,8 @@ class SimEvaluator:
 
     def _trial(self, k: int, T_error: np.ndarray | None, keep: list) -> TrialMeasures:
         """One simulated grasp of candidate k with the object displaced by T_error."""
-        from ._grasp_sim import place_hand, simulate_grasp, start_collisions
+        from ._grasp_sim import simulate_grasp
+        from ._world import place_hand, start_collisions
 
         T = self.candidates.T_object_hand[k]
         preshape = self.candidates.preshape[k]

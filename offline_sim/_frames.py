@@ -70,3 +70,12 @@ def frame_from_approach(approach: np.ndarray, roll: float) -> np.ndarray:
     y0 = np.cross(z, x0)
     x = math.cos(roll) * x0 + math.sin(roll) * y0
     return np.stack([x, np.cross(z, x), z], axis=1)
+
+
+def tangent_basis(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors t1, t2 (N, 3) per unit normal (N, 3) such that (t1, t2, n) is a
+    right-handed orthonormal basis; t1 is n x (world x), or n x (world y) where n is near x."""
+    helper = np.where(np.abs(normals[:, :1]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]])
+    t1 = np.cross(normals, helper)
+    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
+    return t1, np.cross(normals, t1)

@@ -12,12 +12,13 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from scoring import check_positive
+
 
 def _check_positive(where: str, **values: float) -> None:
-    """Raise ValueError naming the first value that is not a finite number > 0."""
+    """check_positive on each keyword value, in order: the first bad one raises."""
     for name, v in values.items():
-        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and math.isfinite(v)):
-            raise ValueError(f"{where}: {name} must be a finite number > 0, got {v!r}")
+        check_positive(v, name, where)
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Drive:
     closing_speed : v0 of the leader in its actuator length unit per second (m/s or rad/s).
     ratios : signed speed of each actuator relative to v0 (sign = direction that closes).
     torque_limits : τm of each actuator, N or N·m; the servo's force range should be the same.
-    breakaway_torque : leader torque (N·m) at which the leader stops and the others go on
+    breakaway_torque_nm : leader torque (N·m) at which the leader stops and the others go on
         closing alone (the BH8 clutch, Kim §III-A); None for no breakaway.
     """
 
@@ -36,7 +37,7 @@ class Drive:
     closing_speed: float
     ratios: tuple[float, ...]
     torque_limits: tuple[float, ...]
-    breakaway_torque: float | None = None
+    breakaway_torque_nm: float | None = None
 
     def __post_init__(self) -> None:
         n = len(self.actuators)
@@ -412,3 +413,16 @@ def load_mjcf_hand(path: str | Path, *, closing_actuators: list[str] | tuple[str
     return HandModel(name or p.stem, tuple(drives), tuple(links), tcp_site, aperture_m=aperture_m,
                      grasp_depth_m=grasp_depth_m, preshape=tuple((preshape or {}).items()),
                      mjcf_path=str(p.resolve()))
+
+
+# the built-in hands by name: the one list the database build, the CLI and the tests use
+_BUILTIN_HAND_MAKERS = {"parallel": parallel_jaw, "three_finger": three_finger,
+                        "underactuated": underactuated}
+BUILTIN_HANDS = tuple(_BUILTIN_HAND_MAKERS)
+
+
+def builtin_hand(name: str) -> HandModel:
+    """The built-in hand called name (one of BUILTIN_HANDS), with its default dimensions."""
+    if name not in _BUILTIN_HAND_MAKERS:
+        raise ValueError(f"unknown built-in hand {name!r}; choose from {', '.join(BUILTIN_HANDS)}")
+    return _BUILTIN_HAND_MAKERS[name]()

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._frames import invert, matrix_to_quat, pose
-from ._grasp_sim import GraspWorld, _object_points
+from ._world import GraspWorld, object_points
 from ._uncertainty import grid_transforms, pfc_grid
 from ._wrench import ferrari_canny
 
@@ -104,7 +104,7 @@ def _closing_joints(m, world: GraspWorld) -> tuple[np.ndarray, np.ndarray]:
     import mujoco
 
     rate: dict[int, float] = {}
-    for a, v in zip(world.act_ids, world.act_speed * world.act_sign):
+    for a, v in zip(world.drives.act_ids, world.drives.act_speed * world.drives.act_sign):
         if m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
             j = int(m.actuator_trnid[a, 0])
             rate[j] = rate.get(j, 0.0) + float(v)
@@ -188,7 +188,7 @@ class KinematicCloser:
                                       for a in world.carrier_actuators])
         # the object's bounding radius about its frame: the torque scale of ε and how far
         # back an approach starts clear of it
-        self.radius_m = float(np.linalg.norm(_object_points(world.obj), axis=1).max())
+        self.radius_m = float(np.linalg.norm(object_points(world.obj), axis=1).max())
         self.withdraw_m = settings.withdraw_m if settings.withdraw_m is not None else self.radius_m + 0.01
 
     def _gaps(self) -> np.ndarray:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from scoring import check_positive
+
 DEFAULT_DENSITY = 600.0  # kg/m^3: household objects, between plastic shells and full wood
 CACHE_VERSION = 1
 
@@ -118,10 +120,8 @@ def load_object(path: str | Path, *, name: str | None = None, scale: float = 1.0
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"mesh {str(path)!r} does not exist")
-    if not (scale > 0 and math.isfinite(scale)):
-        raise ValueError(f"scale must be finite and > 0, got {scale!r}")
-    if not (density > 0 and math.isfinite(density)):
-        raise ValueError(f"density must be finite and > 0, got {density!r}")
+    check_positive(scale, "scale")
+    check_positive(density, "density")
     try:
         mesh = trimesh.load(path, force="mesh", process=True)
     except Exception as exc:  # noqa: BLE001 - trimesh raises many kinds

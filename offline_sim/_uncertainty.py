@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._frames import tangent_basis
+
 
 @dataclass(frozen=True)
 class PoseErrorModel:
@@ -136,9 +138,7 @@ def grid_transforms(grid: np.ndarray, centre: np.ndarray, normal: np.ndarray = (
 
     n = np.asarray(normal, np.float64)
     n = n / np.linalg.norm(n)
-    u = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
-    u /= np.linalg.norm(u)
-    v = np.cross(n, u)
+    u, v = (a[0] for a in tangent_basis(n[None]))  # the plane orthogonal to the normal
     R = Rotation.from_rotvec(grid[:, 2:3] * n).as_matrix()
     c = np.asarray(centre, np.float64)
     T = np.tile(np.eye(4), (len(grid), 1, 1))

@@ -8,13 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two unit tangent vectors per (N, 3) unit normal, completing an orthonormal frame."""
-    helper = np.where(np.abs(normals[:, :1]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]])
-    t1 = np.cross(normals, helper)
-    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
-    return t1, np.cross(normals, t1)
+from ._frames import tangent_basis
 
 
 def contact_wrenches(positions: np.ndarray, normals: np.ndarray, *, mu: float, n_edges: int = 8,
@@ -38,7 +32,7 @@ def contact_wrenches(positions: np.ndarray, normals: np.ndarray, *, mu: float, n
         rr = np.concatenate([r, r])
         tau = (rr[:, 0] * f[:, 1] - rr[:, 1] * f[:, 0]) / torque_scale_m
         return np.column_stack([f, tau])
-    t1, t2 = _tangents(n)
+    t1, t2 = tangent_basis(n)
     phi = 2.0 * np.pi * np.arange(n_edges) / n_edges
     # edge j of contact i: n + mu (cos φ_j t1 + sin φ_j t2), scaled to unit force
     f = (n[:, None, :] + mu * (np.cos(phi)[None, :, None] * t1[:, None, :]

@@ -5,9 +5,10 @@ import argparse
 import errno
 import os
 
+from drivers.gripper import SERIAL_MODELS as MODELS
+
 from .cli import CliError
 
-MODELS = ("robotiq2f85", "robotiq2f140", "robotiq3f", "barrett")
 ACTIONS = ("activate", "open", "grasp", "status", "emulate")
 
 

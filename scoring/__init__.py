@@ -2,6 +2,7 @@
 
 numpy and numba only; nothing of graspline is imported from here.
 """
+from ._checks import ROTATION_TOL, check_pose, check_positive, check_rotation
 from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseError,
                        GraspTable, from_blob, to_blob)
 from ._measure import (PreparedSilhouette, grasp_region_profile, prepare_silhouette,
@@ -11,6 +12,10 @@ from ._normals import contact_normal, disc_weights, normal_field
 from ._types import GripperProjection, MeasureParams, Scores
 
 __all__ = [
+    "ROTATION_TOL",
+    "check_pose",
+    "check_positive",
+    "check_rotation",
     "SCHEMA_SQL",
     "SCHEMA_VERSION",
     "GraspDatabase",

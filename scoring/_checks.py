@@ -1,7 +1,59 @@
-"""Argument checkers whose messages name the argument and the offending value."""
+"""Argument checkers whose messages name the argument and the offending value.
+
+check_positive, check_rotation and check_pose are shared by every package (scoring is the
+lowest one), so that a bad number, basis or pose reads the same wherever it is caught.
+"""
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+ROTATION_TOL = 1e-6  # max |RᵀR - I| of an accepted rotation: float64 products stay far below it
+
+
+def check_positive(value: object, name: str, where: str | None = None, *,
+                   allow_zero: bool = False) -> float:
+    """Return value as a float, checking it is a finite real number > 0 (>= 0 with allow_zero).
+
+    The message names the argument (prefixed "where: " when given) and the value.
+    """
+    prefix = f"{where}: " if where else ""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{prefix}{name} must be a number, got {value!r}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{prefix}{name} must be finite and {'>= 0' if allow_zero else '> 0'}, "
+                         f"got {value!r}")
+    return float(value)
+
+
+def _rotation_error(R: np.ndarray) -> float:
+    """max |RᵀR - I| of a (3, 3) array, inf when its determinant is negative (a reflection)."""
+    if np.linalg.det(R) < 0:
+        return math.inf
+    return float(np.abs(R.T @ R - np.eye(3)).max())
+
+
+def check_rotation(R: object, name: str) -> np.ndarray:
+    """Return R as a float64 (3, 3) rotation, checking it is an orthonormal basis with det +1."""
+    a = np.asarray(R, dtype=np.float64)
+    if a.shape != (3, 3) or not np.isfinite(a).all() or _rotation_error(a) > ROTATION_TOL:
+        raise ValueError(f"{name} must be a (3, 3) rotation matrix (orthonormal, det +1), got "
+                         f"{a.tolist()}")
+    return a
+
+
+def check_pose(T: object, name: str) -> np.ndarray:
+    """Return T as a float64 (4, 4) rigid transform T_a_b, checking finiteness, the rotation
+    (orthonormal, det +1) and the last row (0 0 0 1)."""
+    a = np.asarray(T, dtype=np.float64)
+    if a.shape != (4, 4) or not np.isfinite(a).all():
+        raise ValueError(f"{name} must be a finite 4 x 4 array, got shape {a.shape}")
+    err = _rotation_error(a[:3, :3])
+    if err > ROTATION_TOL or np.abs(a[3] - (0, 0, 0, 1)).max() > 1e-12:
+        raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, det +1, "
+                         f"last row 0 0 0 1), got rotation error {err:.2e}")
+    return a
 
 
 def check_silhouette(silhouette: object, name: str = "silhouette") -> np.ndarray:

@@ -1,6 +1,8 @@
 """The batched Numba kernel of the image-space antipodal measure (Tan et al. 2021).
 
-Only arithmetic lives here; validation and naming of outputs are in ``_measure``.
+Only arithmetic lives here; validation, the parameter vector and the naming of outputs are in
+``_measure``. Parameters, outputs and scratch rows are indexed by the named constants below
+(``prm[P_LEVER_PX]``, ``outf[F_SCORE, k]``); Numba folds them into the compiled code.
 The reading of the paper follows DESIGN.md; ``scoring.reference`` is the same reading in
 plain Python, and the tests hold the two to each other value for value.
 
@@ -21,6 +23,35 @@ import numba as nb
 import numpy as np
 
 CHUNK = 256  # candidates per scratch row; prange runs over chunks so nothing is allocated per candidate
+
+# prm : (N_PARAMS,) float64, the measure's parameters (MeasureParams; angles rad, lengths px)
+P_D_T_THRESHOLD = 0      # D_t scoring 0
+P_R_R_THRESHOLD = 1      # R_r scoring 0, rad
+P_S_A_THRESHOLD = 2      # S_a scoring 0, rad
+P_S_F_KNEE_FRACTION = 3  # S_f = this * w ...
+P_S_F_KNEE_SCORE = 4     # ... scores this
+P_S_F_ZERO_FRACTION = 5  # S_f = this * w scores 0
+P_K = 6                  # weight of the worst feature (eq. 16)
+P_SECONDARY_TOL_PX = 7   # grasp points this close to their side's primary are contacts
+P_NO_PIVOT_RAD = 8       # R_r when no grasp point reaches a plate
+P_LEVER_PX = 9           # R_r prefers grasp points this far from the pivot
+P_BALANCE_TOL_PX = 10    # grasp points this close to a primary share its load (couple test)
+N_PARAMS = 11
+
+# outf : (N_FLOAT_OUT, N) float32, one column per candidate
+F_SCORE = 0
+F_D_T, F_R_R, F_S_A, F_S_F = 1, 2, 3, 4                      # raw features (ratio, rad, rad, px)
+F_SCORE_D_T, F_SCORE_R_R, F_SCORE_S_A, F_SCORE_S_F = 5, 6, 7, 8  # normalised feature scores
+F_LEFT_COL, F_LEFT_ROW, F_RIGHT_COL, F_RIGHT_ROW = 9, 10, 11, 12  # primary contacts' object pixels
+F_WIDTH_PX = 13          # distance between the primaries' outlines
+N_FLOAT_OUT = 14
+# outb : (N_BOOL_OUT, N) bool
+B_COLLISION, B_MISSING = 0, 1
+N_BOOL_OUT = 2
+# scratch : (N_SCRATCH, n) float64 per chunk, one column per grasp line
+S_DIST_LEFT, S_DIST_RIGHT = 0, 1  # grasp distances Δr (px), NaN where the line has none
+S_J_LEFT, S_J_RIGHT = 2, 3        # sample index j of the object pixel each was found at
+N_SCRATCH = 4
 
 
 @nb.njit(cache=True, inline="always")
@@ -156,29 +187,32 @@ def _normalise_s_f(s_f, w, knee_frac, knee_score, zero_frac):
 def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf, outb, k):
     """Evaluate one candidate; write its outputs into column k of ``outf`` and ``outb``.
 
-    ``scratch`` (4, n): rows 0/1 left/right grasp distances (NaN = none on that line), rows
-    2/3 the sample index j of the object pixel each was found at (its normal is read there).
-    ``outf`` rows: score, d_t, r_r, s_a, s_f, sc_dt, sc_rr, sc_sa, sc_sf, then the primary
-    contacts' object pixels (left col, row, right col, row) and the width between the primaries'
-    outlines (px); ``outb``: collision, missing.
+    ``scratch`` (N_SCRATCH, n): the S_* rows (the normal of a contact is read at its object
+    pixel, sample S_J_*); ``prm`` the P_* parameters; ``outf`` the F_* rows, ``outb`` the B_*
+    rows. Features are NaN, feature scores 0 where the candidate collides or misses.
     """
-    d_l = scratch[0]
-    d_r = scratch[1]
-    (d_t_thr, r_r_thr, s_a_thr, kf, ks, zf, k_weight, tol, no_pivot, lever, balance) = prm
+    d_l = scratch[S_DIST_LEFT]
+    d_r = scratch[S_DIST_RIGHT]
+    j_l = scratch[S_J_LEFT]
+    j_r = scratch[S_J_RIGHT]
+    tol = prm[P_SECONDARY_TOL_PX]
+    no_pivot = prm[P_NO_PIVOT_RAD]
+    lever = prm[P_LEVER_PX]
+    balance = prm[P_BALANCE_TOL_PX]
     n = dw.shape[0]
     c = math.cos(theta)
     s = math.sin(theta)
     theta_w = theta - 2.0 * math.pi * math.floor((theta + math.pi) / (2.0 * math.pi))
     half_r = 0.5 * r
     n_samples = int(math.floor(r)) + 1
-    outb[0, k] = False
-    outb[1, k] = False
-    outf[0, k] = 0.0
-    for q in range(1, 5):
+    outb[B_COLLISION, k] = False
+    outb[B_MISSING, k] = False
+    outf[F_SCORE, k] = 0.0
+    for q in (F_D_T, F_R_R, F_S_A, F_S_F):
         outf[q, k] = np.nan
-    for q in range(5, 9):
+    for q in (F_SCORE_D_T, F_SCORE_R_R, F_SCORE_S_A, F_SCORE_S_F):
         outf[q, k] = 0.0
-    for q in range(9, 14):
+    for q in (F_LEFT_COL, F_LEFT_ROW, F_RIGHT_COL, F_RIGHT_ROW, F_WIDTH_PX):
         outf[q, k] = np.nan
 
     # Collision: an end point of any grasp line on the object (Tan III-C).
@@ -187,7 +221,7 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
         ly = y + dw[i] * c
         if (_pixel(sil, lx - half_r * c, ly - half_r * s) != 0
                 or _pixel(sil, lx + half_r * c, ly + half_r * s) != 0):
-            outb[0, k] = True
+            outb[B_COLLISION, k] = True
             return
 
     # Grasp points: outermost object pixel per line and side (GRPV, eq. 4).
@@ -202,14 +236,14 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
             jr, er = _end_distance(sil, blur, lx, ly, c, s, half_r, n_samples, step)
         d_l[i] = -half_r + el if el >= 0.0 else np.nan
         d_r[i] = half_r - er if er >= 0.0 else np.nan
-        scratch[2, i] = jl
-        scratch[3, i] = jr
+        j_l[i] = jl
+        j_r[i] = jr
         if el >= 0.0 and (i_l < 0 or d_l[i] < d_l[i_l]):
             i_l = i
         if er >= 0.0 and (i_r < 0 or d_r[i] > d_r[i_r]):
             i_r = i
     if i_l < 0 or i_r < 0:
-        outb[1, k] = True
+        outb[B_MISSING, k] = True
         return
 
     # D_t (eq. 9).
@@ -275,7 +309,7 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
             if di != di or push * (di - d_p) > tol:
                 continue
             # the normal is read at the object pixel the search stopped on
-            dj = -half_r + scratch[2, i] if side == 0 else half_r - scratch[3, i]
+            dj = -half_r + j_l[i] if side == 0 else half_r - j_r[i]
             # an object pixel, so inside the image: non-negative, truncation is floor
             col = np.uint64(x - dw[i] * s + dj * c + 0.5)
             row = np.uint64(y + dw[i] * c + dj * s + 0.5)
@@ -291,37 +325,43 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
         s_f += 0.5 * abs(0.5 * (w_min + w_max))  # eqs. 14-15, absolute offsets
     s_a = 0.5 * s_a_sum  # eq. 13
 
-    sc_dt = _normalise(d_t, d_t_thr)
-    sc_rr = _normalise(r_r, r_r_thr)
-    sc_sa = _normalise(s_a, s_a_thr)
-    sc_sf = _normalise_s_f(s_f, w, kf, ks, zf)
+    sc_dt = _normalise(d_t, prm[P_D_T_THRESHOLD])
+    sc_rr = _normalise(r_r, prm[P_R_R_THRESHOLD])
+    sc_sa = _normalise(s_a, prm[P_S_A_THRESHOLD])
+    sc_sf = _normalise_s_f(s_f, w, prm[P_S_F_KNEE_FRACTION], prm[P_S_F_KNEE_SCORE],
+                           prm[P_S_F_ZERO_FRACTION])
     lo = min(min(sc_dt, sc_rr), min(sc_sa, sc_sf))
     rest = (sc_dt + sc_rr + sc_sa + sc_sf - lo) / 3.0
-    outf[0, k] = k_weight * lo + (1.0 - k_weight) * rest  # eq. 16
-    outf[1, k] = d_t
-    outf[2, k] = r_r
-    outf[3, k] = s_a
-    outf[4, k] = s_f
-    outf[5, k] = sc_dt
-    outf[6, k] = sc_rr
-    outf[7, k] = sc_sa
-    outf[8, k] = sc_sf
-    for side in range(2):
-        i_p = i_l if side == 0 else i_r
-        dj = -half_r + scratch[2, i_p] if side == 0 else half_r - scratch[3, i_p]
-        outf[9 + 2 * side, k] = math.floor(x - dw[i_p] * s + dj * c + 0.5)
-        outf[10 + 2 * side, k] = math.floor(y + dw[i_p] * c + dj * s + 0.5)
-    outf[13, k] = d_r[i_r] - d_l[i_l]
+    k_weight = prm[P_K]
+    outf[F_SCORE, k] = k_weight * lo + (1.0 - k_weight) * rest  # eq. 16
+    outf[F_D_T, k] = d_t
+    outf[F_R_R, k] = r_r
+    outf[F_S_A, k] = s_a
+    outf[F_S_F, k] = s_f
+    outf[F_SCORE_D_T, k] = sc_dt
+    outf[F_SCORE_R_R, k] = sc_rr
+    outf[F_SCORE_S_A, k] = sc_sa
+    outf[F_SCORE_S_F, k] = sc_sf
+    # the primaries' object pixels: where the search stopped on their lines
+    dj = -half_r + j_l[i_l]
+    outf[F_LEFT_COL, k] = math.floor(x - dw[i_l] * s + dj * c + 0.5)
+    outf[F_LEFT_ROW, k] = math.floor(y + dw[i_l] * c + dj * s + 0.5)
+    dj = half_r - j_r[i_r]
+    outf[F_RIGHT_COL, k] = math.floor(x - dw[i_r] * s + dj * c + 0.5)
+    outf[F_RIGHT_ROW, k] = math.floor(y + dw[i_r] * c + dj * s + 0.5)
+    outf[F_WIDTH_PX, k] = d_r[i_r] - d_l[i_l]
 
 
 @nb.njit(cache=True, parallel=True)
 def score_kernel(sil, blur, nang, xs, ys, thetas, dw, w, r, step, prm, scratch, outf, outb):
     """Score every candidate (xs[k], ys[k], thetas[k]) into column k of the outputs.
 
-    sil : (H, W) uint8; blur : (H, W) float64 smoothed silhouette; nang : (H, W) float64
-    boundary normal angles (NaN elsewhere); xs, ys, thetas : (N,)
-    float64 pixels / radians; dw : (n,) line offsets, px; scratch : (n_chunks, 2, n) float64;
-    outf : (14, N) float32; outb : (2, N) bool (row order as in ``_score_one``).
+    sil : (H, W) uint8; blur : (H, W) float32 smoothed silhouette; nang : (H, W) float32
+    boundary normal angles, rad (NaN elsewhere); xs, ys, thetas : (N,) float64 pixels /
+    radians; dw : (n,) float64 line offsets, px; w, r : finger width and open width, px; step :
+    coarse search step, px; prm : (N_PARAMS,) float64, the P_* parameters; scratch :
+    (ceil(N / CHUNK), N_SCRATCH, n) float64; outf : (N_FLOAT_OUT, N) float32, the F_* rows;
+    outb : (N_BOOL_OUT, N) bool, the B_* rows.
     """
     n_cand = xs.shape[0]
     n_chunks = scratch.shape[0]

@@ -1,4 +1,9 @@
-"""Public entry point of the image-space measure: validate, prepare, run the kernel."""
+"""Public entry point of the image-space measure: validate, prepare, run the kernel, name its outputs.
+
+The kernel (``_kernel``) reads its parameters from a float64 vector and writes its outputs
+into row arrays, both indexed by the kernel's named constants; this module fills the one and
+turns the others into a Scores struct.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_coordinates, check_silhouette
+from . import _kernel as K
 from ._kernel import CHUNK, grpv_kernel, score_kernel
 from ._blur import smoothed_silhouette
 from ._normals import normal_field
@@ -16,11 +22,11 @@ from ._types import GripperProjection, MeasureParams, Scores
 class PreparedSilhouette:
     """A silhouette with its boundary normals computed once, for scoring many batches.
 
-    mask : (H, W) uint8, 1 = object; blur : (H, W) float64 Gaussian-smoothed mask, whose 0.5
+    mask : (H, W) uint8, 1 = object; blur : (H, W) float32 Gaussian-smoothed mask, whose 0.5
     level places outlines between pixels; normal_col, normal_row : (H, W) float64 outward unit
-    normals at boundary pixels (zero elsewhere), image axes; normal_angle : (H, W) float64
-    atan2(normal_row, normal_col), NaN where no normal is defined; window, sigma_px : the m of
-    the normal window and the blur's σ they were made with.
+    normals at boundary pixels (zero elsewhere), image axes; normal_angle : (H, W) float32
+    atan2(normal_row, normal_col), radians, NaN where no normal is defined; window, sigma_px :
+    the m of the normal window and the blur's σ (px) they were made with.
     """
 
     mask: np.ndarray
@@ -58,14 +64,21 @@ def _prepared(silhouette: np.ndarray | PreparedSilhouette, params: MeasureParams
     return silhouette
 
 
-def _kernel_params(params: MeasureParams, projection: GripperProjection) -> tuple:
-    """The scalar parameters in the order the kernel unpacks them."""
-    lever_px = params.min_lever_fraction * float(projection.finger_width_px)
-    return (float(params.d_t_threshold), float(params.r_r_threshold), float(params.s_a_threshold),
-            float(params.s_f_knee_fraction), float(params.s_f_knee_score),
-            float(params.s_f_zero_fraction), float(params.k), float(params.secondary_tol_px),
-            float(params.no_pivot_angle), lever_px,
-            float(params.balance_tol_px))
+def _kernel_params(params: MeasureParams, projection: GripperProjection) -> np.ndarray:
+    """(N_PARAMS,) float64: the kernel's parameter vector, each at its P_* index."""
+    prm = np.empty(K.N_PARAMS, np.float64)
+    prm[K.P_D_T_THRESHOLD] = params.d_t_threshold
+    prm[K.P_R_R_THRESHOLD] = params.r_r_threshold_rad
+    prm[K.P_S_A_THRESHOLD] = params.s_a_threshold_rad
+    prm[K.P_S_F_KNEE_FRACTION] = params.s_f_knee_fraction
+    prm[K.P_S_F_KNEE_SCORE] = params.s_f_knee_score
+    prm[K.P_S_F_ZERO_FRACTION] = params.s_f_zero_fraction
+    prm[K.P_K] = params.k
+    prm[K.P_SECONDARY_TOL_PX] = params.secondary_tol_px
+    prm[K.P_NO_PIVOT_RAD] = params.no_pivot_angle_rad
+    prm[K.P_LEVER_PX] = params.min_lever_fraction * float(projection.finger_width_px)
+    prm[K.P_BALANCE_TOL_PX] = params.balance_tol_px
+    return prm
 
 
 def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray, y: np.ndarray,
@@ -92,22 +105,25 @@ def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,
 def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray,
                     ts: np.ndarray, projection: GripperProjection,
                     params: MeasureParams) -> Scores:
-    """Run the kernel on checked float64 arrays (the fast path inside a search loop)."""
+    """Run the kernel on checked (N,) float64 arrays: x, y pixels, θ radians (the fast path
+    inside a search loop: nothing is checked again)."""
     n_cand = xs.shape[0]
     dw = projection.line_offsets_px()
     r = float(projection.open_width_px)
     n_chunks = max(1, -(-n_cand // CHUNK))
-    scratch = np.empty((n_chunks, 4, dw.shape[0]), dtype=np.float64)
-    outf = np.empty((14, n_cand), dtype=np.float32)
-    outb = np.empty((2, n_cand), dtype=np.bool_)
+    scratch = np.empty((n_chunks, K.N_SCRATCH, dw.shape[0]), dtype=np.float64)
+    outf = np.empty((K.N_FLOAT_OUT, n_cand), dtype=np.float32)
+    outb = np.empty((K.N_BOOL_OUT, n_cand), dtype=np.bool_)
     if n_cand:
         score_kernel(prepared.mask, prepared.blur, prepared.normal_angle, xs, ys, ts, dw,
                      float(projection.finger_width_px), r, params.coarse_step(r),
                      _kernel_params(params, projection), scratch, outf, outb)
-    return Scores(score=outf[0], collision=outb[0], missing=outb[1], d_t=outf[1], r_r=outf[2],
-                  s_a=outf[3], s_f=outf[4], score_d_t=outf[5], score_r_r=outf[6],
-                  score_s_a=outf[7], score_s_f=outf[8], contact_left=outf[9:11].T,
-                  contact_right=outf[11:13].T, width_px=outf[13])
+    return Scores(score=outf[K.F_SCORE], collision=outb[K.B_COLLISION], missing=outb[K.B_MISSING],
+                  d_t=outf[K.F_D_T], r_r=outf[K.F_R_R], s_a=outf[K.F_S_A], s_f=outf[K.F_S_F],
+                  score_d_t=outf[K.F_SCORE_D_T], score_r_r=outf[K.F_SCORE_R_R],
+                  score_s_a=outf[K.F_SCORE_S_A], score_s_f=outf[K.F_SCORE_S_F],
+                  contact_left=outf[K.F_LEFT_COL:K.F_LEFT_ROW + 1].T,
+                  contact_right=outf[K.F_RIGHT_COL:K.F_RIGHT_ROW + 1].T, width_px=outf[K.F_WIDTH_PX])
 
 
 def grasp_region_profile(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,
@@ -116,7 +132,8 @@ def grasp_region_profile(silhouette: np.ndarray | PreparedSilhouette, x: np.ndar
     """GRPV of each candidate (Tan eq. 4): (N, 2, n) grasp distances Δr in pixels.
 
     [:, 0, i] left, [:, 1, i] right grasp point on line i (offset Δw_i across the closing
-    direction, ``projection.line_offsets_px()``), NaN where the line meets no object. The
+    direction, ``projection.line_offsets_px()``), NaN where the coarse search meets no object
+    pixel (both sides NaN when the left search from its end finds none, as the kernel scores). The
     image position of a grasp point is (x - Δw sin θ + Δr cos θ, y + Δw cos θ + Δr sin θ).
     """
     params = params or MeasureParams()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ._checks import check_silhouette
+from ._checks import check_positive, check_silhouette
 from ._measure import PreparedSilhouette, _prepared, _score_prepared
 from ._types import GripperProjection, MeasureParams, Scores
 
@@ -21,9 +21,9 @@ class SearchParams:
         by half the open width; the rest is normal around the centroid (σ = box size / 4).
     quality_threshold : stop once top_k distinct candidates reach it (paper: 0.95).
     max_candidates : budget for the global rounds.
-    refine_rounds, refine_radius_px, refine_angle : local refinement around the best
+    refine_rounds, refine_radius_px, refine_angle_rad : local refinement around the best
         candidates when the threshold is not reached; the region halves each round.
-    nms_radius_px, nms_angle : two candidates closer than both are the same grasp.
+    nms_radius_px, nms_angle_rad : two candidates closer than both are the same grasp.
     """
 
     batch: int = 2048
@@ -32,9 +32,9 @@ class SearchParams:
     max_candidates: int = 20_000
     refine_rounds: int = 4
     refine_radius_px: float = 8.0
-    refine_angle: float = math.radians(15.0)
+    refine_angle_rad: float = math.radians(15.0)
     nms_radius_px: float = 10.0
-    nms_angle: float = math.radians(20.0)
+    nms_angle_rad: float = math.radians(20.0)
 
     def __post_init__(self) -> None:
         for name in ("batch", "max_candidates"):
@@ -51,10 +51,8 @@ class SearchParams:
         if not 0.0 <= self.quality_threshold <= 1.0:
             raise ValueError(
                 f"SearchParams: quality_threshold must be in [0, 1], got {self.quality_threshold!r}")
-        for name in ("refine_radius_px", "refine_angle", "nms_radius_px", "nms_angle"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ValueError(f"SearchParams: {name} must be finite and >= 0, got {v!r}")
+        for name in ("refine_radius_px", "refine_angle_rad", "nms_radius_px", "nms_angle_rad"):
+            check_positive(getattr(self, name), name, "SearchParams", allow_zero=True)
 
 
 @dataclass
@@ -184,7 +182,7 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
         x, y, t = np.concatenate(xs_all), np.concatenate(ys_all), np.concatenate(ts_all)
         sc = Scores.concatenate(scores_all)
         keep = non_max_suppression(x, y, t, sc.score, top_k, settings.nms_radius_px,
-                                   settings.nms_angle)
+                                   settings.nms_angle_rad)
         return x, y, t, sc, keep
 
     n_scored = 0
@@ -196,7 +194,7 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
         if keep.size == top_k and sc.score[keep].min() >= settings.quality_threshold:
             break
 
-    radius, angle = settings.refine_radius_px, settings.refine_angle
+    radius, angle = settings.refine_radius_px, settings.refine_angle_rad
     for _ in range(settings.refine_rounds):
         if keep.size and sc.score[keep].min() >= settings.quality_threshold:
             break

@@ -6,13 +6,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-
-def _check_positive(name: str, value: float, where: str) -> None:
-    """Raise ValueError unless ``value`` is a finite number > 0."""
-    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
-        raise ValueError(f"{where}: {name} must be a number, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{where}: {name} must be finite and > 0, got {value!r}")
+from ._checks import check_positive
 
 
 @dataclass(frozen=True)
@@ -29,8 +23,8 @@ class GripperProjection:
     n_lines: int
 
     def __post_init__(self) -> None:
-        _check_positive("finger_width_px", self.finger_width_px, "GripperProjection")
-        _check_positive("open_width_px", self.open_width_px, "GripperProjection")
+        check_positive(self.finger_width_px, "finger_width_px", "GripperProjection")
+        check_positive(self.open_width_px, "open_width_px", "GripperProjection")
         n = self.n_lines
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"GripperProjection: n_lines must be an integer >= 1, got {n!r}")
@@ -53,8 +47,8 @@ class MeasureParams:
     """
 
     d_t_threshold: float = 1.0                 # D_t ratio scoring 0 (Tan III-E)
-    r_r_threshold: float = math.radians(60.0)  # R_r scoring 0
-    s_a_threshold: float = math.radians(60.0)  # S_a scoring 0
+    r_r_threshold_rad: float = math.radians(60.0)  # R_r scoring 0
+    s_a_threshold_rad: float = math.radians(60.0)  # S_a scoring 0
     s_f_knee_fraction: float = 0.25            # S_f = w/4 ...
     s_f_knee_score: float = 0.7                # ... scores 0.7
     s_f_zero_fraction: float = 0.5             # S_f = w/2 scores 0
@@ -62,15 +56,15 @@ class MeasureParams:
     secondary_tol_px: float = 2.0              # grasp points this close to the primary are contacts
     normal_window: int = 7                     # m of the m x m circular window (eqs. 6-8)
     coarse_step_px: int = 0                    # 0 = round(sqrt(r)), the paper's choice
-    no_pivot_angle: float = math.pi / 2        # R_r when no grasp point ever reaches a plate
+    no_pivot_angle_rad: float = math.pi / 2        # R_r when no grasp point ever reaches a plate
     min_lever_fraction: float = 0.5            # R_r prefers points >= this * w from the pivot
     balance_tol_px: float = 0.5                # contacts this close to a primary share its load
     outline_sigma_px: float = 1.0              # blur placing outlines between pixels
 
     def __post_init__(self) -> None:
-        for name in ("d_t_threshold", "r_r_threshold", "s_a_threshold",
+        for name in ("d_t_threshold", "r_r_threshold_rad", "s_a_threshold_rad",
                      "s_f_knee_fraction", "s_f_zero_fraction", "outline_sigma_px"):
-            _check_positive(name, getattr(self, name), "MeasureParams")
+            check_positive(getattr(self, name), name, "MeasureParams")
         if not self.s_f_knee_fraction < self.s_f_zero_fraction:
             raise ValueError(
                 "MeasureParams: s_f_knee_fraction must be < s_f_zero_fraction, got "
@@ -79,11 +73,9 @@ class MeasureParams:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
                 raise ValueError(f"MeasureParams: {name} must be in [0, 1], got {v!r}")
-        for name in ("secondary_tol_px", "no_pivot_angle", "min_lever_fraction",
+        for name in ("secondary_tol_px", "no_pivot_angle_rad", "min_lever_fraction",
                      "balance_tol_px"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"MeasureParams: {name} must be finite and >= 0, got {v!r}")
+            check_positive(getattr(self, name), name, "MeasureParams", allow_zero=True)
         m = self.normal_window
         if isinstance(m, bool) or not isinstance(m, int) or m < 3 or m % 2 == 0:
             raise ValueError(f"MeasureParams: normal_window must be an odd integer >= 3, got {m!r}")

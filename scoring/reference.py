@@ -157,7 +157,7 @@ def reference_score(sil: np.ndarray, x: float, y: float, theta: float,
                 swings.append((abs(dy), math.atan2(right[i_r] - d, abs(dy))))
         lever = p.min_lever_fraction * w
         far = [a for arm, a in swings if arm >= lever]
-        r_r = min(far or [a for _, a in swings] or [p.no_pivot_angle])  # eq. 10
+        r_r = min(far or [a for _, a in swings] or [p.no_pivot_angle_rad])  # eq. 10
 
     slippery_means = []
     centre_offsets = []
@@ -188,8 +188,8 @@ def reference_score(sil: np.ndarray, x: float, y: float, theta: float,
         sc_sf = 1.0 - (1.0 - p.s_f_knee_score) * s_f / knee
     else:
         sc_sf = p.s_f_knee_score * (1.0 - (s_f - knee) / (zero - knee))
-    feature_scores = [_normalised(d_t, p.d_t_threshold), _normalised(r_r, p.r_r_threshold),
-                      _normalised(s_a, p.s_a_threshold), min(max(sc_sf, 0.0), 1.0)]
+    feature_scores = [_normalised(d_t, p.d_t_threshold), _normalised(r_r, p.r_r_threshold_rad),
+                      _normalised(s_a, p.s_a_threshold_rad), min(max(sc_sf, 0.0), 1.0)]
     worst = min(feature_scores)
     others = (sum(feature_scores) - worst) / 3.0
     score = p.k * worst + (1.0 - p.k) * others  # eq. 16

@@ -8,6 +8,7 @@ import cv2
 import numpy as np
 
 from drivers.camera import RGBDFrame
+from scoring import check_positive
 
 from ._base import check_frame
 from ._camera import ray_axes
@@ -136,13 +137,10 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     if obstacles is not None:
         obstacles = check_mask(obstacles, "obstacles", (h, w)) & ~mask
     a = _unit(approach, "approach")
-    for name, v, lo in (("insertion_depth_m", insertion_depth_m, 0.0),
-                        ("metres_per_px", metres_per_px, None), ("margin_m", margin_m, 0.0),
-                        ("clearance_m", clearance_m, 0.0)):
-        ok = isinstance(v, (int, float)) and math.isfinite(v) and (v >= lo if lo is not None else v > 0)
-        if not ok:
-            bound = ">= 0" if lo is not None else "> 0"
-            raise ValueError(f"{name} must be finite and {bound}, got {v!r}")
+    check_positive(metres_per_px, "metres_per_px")
+    for name, v in (("insertion_depth_m", insertion_depth_m), ("margin_m", margin_m),
+                    ("clearance_m", clearance_m)):
+        check_positive(v, name, allow_zero=True)
     m = float(metres_per_px)
 
     R_bc = frame.T_base_camera[:3, :3]

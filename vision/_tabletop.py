@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 
 from drivers.camera import RGBDFrame
+from scoring import check_positive
 
 from ._base import Segmenter, check_frame
 from ._camera import ray_axes, valid_depth
@@ -63,8 +64,7 @@ def fit_support_plane(frame: RGBDFrame, *, tolerance_m: float = 0.006, iteration
     for key, v in (("iterations", iterations), ("stride", stride), ("eval_points", eval_points)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"fit_support_plane: {key} must be an integer >= 1, got {v!r}")
-    if not (math.isfinite(tolerance_m) and tolerance_m > 0):
-        raise ValueError(f"fit_support_plane: tolerance_m must be finite and > 0, got {tolerance_m!r}")
+    check_positive(tolerance_m, "tolerance_m", "fit_support_plane")
     if max_tilt_rad is not None and not 0 < max_tilt_rad <= math.pi / 2:
         raise ValueError(f"fit_support_plane: max_tilt_rad must be in (0, pi/2] or None, "
                          f"got {max_tilt_rad!r}")
@@ -173,11 +173,9 @@ class TabletopSegmenter(Segmenter):
                        ("grow_height_m", grow_height_m), ("max_height_m", max_height_m),
                        ("jump_m", jump_m), ("max_area_m2", max_area_m2),
                        ("max_range_m", max_range_m)):
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"TabletopSegmenter: {key} must be finite and > 0, got {v!r}")
+            check_positive(v, key, "TabletopSegmenter")
         for key, v in (("jump_ratio", jump_ratio), ("min_area_m2", min_area_m2)):
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"TabletopSegmenter: {key} must be finite and >= 0, got {v!r}")
+            check_positive(v, key, "TabletopSegmenter", allow_zero=True)
         if not grow_height_m <= min_height_m < max_height_m:
             raise ValueError("TabletopSegmenter: need grow_height_m <= min_height_m < max_height_m, "
                              f"got {grow_height_m!r}, {min_height_m!r}, {max_height_m!r}")

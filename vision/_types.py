@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scoring import GripperProjection
+from scoring import GripperProjection, check_pose, check_positive
 
 
 def check_mask(mask: object, name: str, shape: tuple[int, int] | None = None) -> np.ndarray:
@@ -20,19 +20,6 @@ def check_mask(mask: object, name: str, shape: tuple[int, int] | None = None) ->
     if shape is not None and mask.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {mask.shape}")
     return mask
-
-
-def check_pose(T: object, name: str) -> np.ndarray:
-    """Return ``T`` as a float64 4 x 4 rigid transform, checking finiteness and the rotation."""
-    a = np.asarray(T, dtype=np.float64)
-    if a.shape != (4, 4) or not np.isfinite(a).all():
-        raise ValueError(f"{name} must be a finite 4 x 4 array, got shape {a.shape}")
-    R = a[:3, :3]
-    err = float(np.abs(R.T @ R - np.eye(3)).max())
-    if err > 1e-6 or np.linalg.det(R) < 0 or np.abs(a[3] - (0, 0, 0, 1)).max() > 1e-12:
-        raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, det +1, "
-                         f"last row 0 0 0 1), got rotation error {err:.2e}")
-    return a
 
 
 @dataclass
@@ -119,11 +106,7 @@ class Silhouette:
     def __post_init__(self) -> None:
         check_mask(self.image, "Silhouette.image")
         check_mask(self.target, "Silhouette.target", self.image.shape)
-        m = float(self.metres_per_px)
-        if not (math.isfinite(m) and m > 0):
-            raise ValueError(f"Silhouette.metres_per_px must be finite and > 0, "
-                             f"got {self.metres_per_px!r}")
-        self.metres_per_px = m
+        self.metres_per_px = check_positive(self.metres_per_px, "metres_per_px", "Silhouette")
         self.T_base_plane = check_pose(self.T_base_plane, "Silhouette.T_base_plane")
 
     @property
@@ -175,16 +158,16 @@ class Silhouette:
         return self.tcp_poses(x_px, y_px, theta, tcp_to_tip_m=tcp_to_tip_m)[0]
 
     def grasp_of(self, T_base_tcp: np.ndarray, *,
-                 angle_tol: float = 1e-6) -> tuple[float, float, float]:
+                 angle_tol_rad: float = 1e-6) -> tuple[float, float, float]:
         """(x_px, y_px, θ) of a TCP pose, θ in [0, 2π): the inverse of ``tcp_pose``.
 
-        The TCP's z axis must be the approach within angle_tol radians; its origin may be at
+        The TCP's z axis must be the approach within angle_tol_rad radians; its origin may be at
         any depth along the approach (the pixel is where that line crosses the plane).
         """
         T = check_pose(T_base_tcp, "T_base_tcp")
         R = self.T_base_plane[:3, :3]
         tilt = math.acos(min(1.0, max(-1.0, float(T[:3, 2] @ R[:, 2]))))
-        if tilt > angle_tol:
+        if tilt > angle_tol_rad:
             raise ValueError(f"T_base_tcp's z axis must be the silhouette's approach, got "
                              f"{math.degrees(tilt):.3g} deg away from it")
         q = R.T @ (T[:3, 3] - self.T_base_plane[:3, 3])
@@ -197,9 +180,8 @@ class Silhouette:
         """The gripper in this image's pixels: finger width and opening (metres) divided by
         metres_per_px; n_lines defaults to one grasp line per pixel of finger width (Tan:
         n in [1, w]), at least 1."""
-        for name, v in (("finger_width_m", finger_width_m), ("open_width_m", open_width_m)):
-            if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be finite and > 0, got {v!r}")
+        check_positive(finger_width_m, "finger_width_m", "gripper_projection")
+        check_positive(open_width_m, "open_width_m", "gripper_projection")
         w = finger_width_m / self.metres_per_px
         r = open_width_m / self.metres_per_px
         if n_lines is None:

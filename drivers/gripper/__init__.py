@@ -6,13 +6,14 @@ pyserial and pymodbus are imported only when a serial gripper or an emulator is 
 from ._base import Gripper
 from ._errors import (GripperDisconnected, GripperError, GripperFault, GripperProtocolError,
                       GripperTimeout)
-from ._registry import MODELS, gripper_class, open_gripper
+from ._registry import MODELS, SERIAL_MODELS, gripper_class, open_gripper
 from ._sim import SimGripper
 from ._specs import SPECS
 from ._types import FingerStatus, GraspResult, GripperSpec, GripperStatus, LinearMap, Range
 
 __all__ = [
     "MODELS",
+    "SERIAL_MODELS",
     "FingerStatus",
     "GraspResult",
     "Gripper",

@@ -14,6 +14,9 @@ MODELS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "barrett": ("._barrett", "BarrettHand", {}),
     "sim": ("._sim", "SimGripper", {}),
 }
+# the models that speak a serial protocol (each has an emulator): the one list the emulators
+# and the CLI offer
+SERIAL_MODELS: tuple[str, ...] = tuple(m for m in MODELS if m != "sim")
 
 
 def gripper_class(model: str) -> tuple[type[Gripper], dict[str, Any]]:

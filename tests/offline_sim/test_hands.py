@@ -93,7 +93,7 @@ def test_parallel_jaw_matches_its_geometry():
 def test_three_finger_spread_is_a_preshape():
     hand = three_finger(spread_rad=math.pi / 3)
     assert dict(hand.preshape) == {"f1_spread": math.pi / 3, "f2_spread": math.pi / 3}
-    assert all(d.breakaway_torque is not None for d in hand.drives)
+    assert all(d.breakaway_torque_nm is not None for d in hand.drives)
     with pytest.raises(ValueError, match="spread_rad must be in"):
         three_finger(spread_rad=2.0)
 
@@ -157,7 +157,7 @@ def test_underactuated_opens_wide_enough_for_a_ten_centimetre_can():
 
 
 @pytest.mark.parametrize("make, kw, needle", [
-    (parallel_jaw, {"finger_width_m": 0.0}, "finger_width_m must be a finite number > 0, got 0.0"),
+    (parallel_jaw, {"finger_width_m": 0.0}, "finger_width_m must be finite and > 0, got 0.0"),
     (parallel_jaw, {"pad_length_m": 0.1}, "pad_length_m 0.1 exceeds finger_length_m"),
     (three_finger, {"breakaway_torque_nm": -1.0}, "breakaway_torque_nm must be"),
     (underactuated, {"tendon_force_n": float("nan")}, "tendon_force_n must be"),

@@ -33,7 +33,7 @@ def test_same_seed_same_grasps_other_seed_other_candidates():
 
 def test_top_k_are_sorted_and_pairwise_distinct():
     sil = rectangle(SHAPE, (160.0, 120.0), 50, 140)
-    s = SearchParams(nms_radius_px=12.0, nms_angle=math.radians(25))
+    s = SearchParams(nms_radius_px=12.0, nms_angle_rad=math.radians(25))
     g = search_grasps(sil, PROJ, top_k=8, seed=0, settings=s)
     assert len(g) == 8
     assert (np.diff(g.scores.score) <= 0).all()
@@ -41,7 +41,7 @@ def test_top_k_are_sorted_and_pairwise_distinct():
         for j in range(i):
             close = math.hypot(g.x[i] - g.x[j], g.y[i] - g.y[j]) < s.nms_radius_px
             da = abs(g.theta[i] - g.theta[j]) % math.pi
-            assert not (close and min(da, math.pi - da) < s.nms_angle)
+            assert not (close and min(da, math.pi - da) < s.nms_angle_rad)
 
 
 def test_returned_scores_are_the_measure_of_the_returned_grasps():

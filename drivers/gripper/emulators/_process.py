@@ -16,9 +16,10 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from .._registry import SERIAL_MODELS
 from ._pty import VirtualPort
 
-MODELS = ("robotiq2f85", "robotiq2f140", "robotiq3f", "barrett")
+MODELS = SERIAL_MODELS  # every serial model has an emulator
 TICK_S = 0.005
 
 
