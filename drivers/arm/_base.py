@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from scoring import check_pose
+
 from ._types import MoveResult, MoveStatus
 
 
@@ -15,15 +17,7 @@ class ArmError(RuntimeError):
 
 def check_tcp_pose(T: object, name: str) -> np.ndarray:
     """``T`` as a float64 4 x 4 rigid transform (metres), or ValueError naming ``name``."""
-    a = np.asarray(T, dtype=np.float64)
-    if a.shape != (4, 4) or not np.isfinite(a).all():
-        raise ValueError(f"{name} must be a finite 4 x 4 array, got shape {a.shape}")
-    R = a[:3, :3]
-    err = float(np.abs(R.T @ R - np.eye(3)).max())
-    if err > 1e-6 or np.linalg.det(R) < 0 or np.abs(a[3] - (0, 0, 0, 1)).max() > 1e-12:
-        raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, det +1, "
-                         f"last row 0 0 0 1), got rotation error {err:.2e}")
-    return a
+    return check_pose(T, name)
 
 
 class ArmController(abc.ABC):

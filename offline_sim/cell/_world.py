@@ -24,13 +24,12 @@ import numpy as np
 
 from .._frames import matrix_to_quat, pose
 from .._hands import SOLREF, HandModel
+from .._world import HAND_PREFIX, attach_hand, bodies_below
 from .._objects import GraspObject, object_mjcf
 
 TABLE_HALF_EXTENTS_M = (0.40, 0.30)
 OBJECT_FRICTION = 0.6
-OBJECT_CONTYPE, OBJECT_CONAFFINITY = 1, 3
-HAND_CONTYPE, HAND_CONAFFINITY = 2, 1
-HAND_PREFIX = "hand/"
+OBJECT_CONTYPE, OBJECT_CONAFFINITY = 1, 3  # touch each other, the table and the hand
 PARKED_Z_M = -0.78   # picked objects rest on the floor far from the table (they left the cell)
 
 
@@ -147,19 +146,11 @@ def build_cell_world(objects: list[GraspObject], poses: list[np.ndarray], hand: 
             g.friction = [OBJECT_FRICTION, 0.005, 0.0001]
             g.solref = [float(x) for x in SOLREF.split()]
             g.solimp = [0.95, 0.99, 0.001, 0.5, 2.0]
-    hs = hand.spec()
-    for b in hs.bodies:
-        b.gravcomp = 1.0  # the arm carries the hand's weight
-    for g in hs.geoms:
-        if g.contype or g.conaffinity:
-            g.contype, g.conaffinity = HAND_CONTYPE, HAND_CONAFFINITY
-        if "pad" in g.name:
+    attach_hand(spec, hand, "arm_flange", HAND_PREFIX)
+    for g in spec.geoms:
+        if g.name.startswith(HAND_PREFIX) and "pad" in g.name:
             g.priority = 1
             g.friction = [pad_friction, 0.005, 0.0001]
-    root = hs.worldbody.first_body()
-    if root is None:
-        raise ValueError(f"hand {hand.name!r}: its MJCF has no body in worldbody")
-    spec.body("arm_flange").add_frame().attach_body(root, HAND_PREFIX, "")
     try:
         model = spec.compile()
     except Exception as exc:  # noqa: BLE001 - MuJoCo raises ValueError with its own text
@@ -187,12 +178,7 @@ def _index(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorl
         geom_instance[model.geom_bodyid == b] = k
     mount = ident(O.mjOBJ_BODY, "arm_mount")
     flange = ident(O.mjOBJ_BODY, "arm_flange")
-    hand_geom = np.zeros(model.ngeom, bool)
-    for g in range(model.ngeom):
-        b = model.geom_bodyid[g]
-        while b > 0 and b != flange:
-            b = model.body_parentid[b]
-        hand_geom[g] = b == flange
+    hand_geom = bodies_below(model, flange)[model.geom_bodyid]
     drive = hand.drives[0]
     act = ident(O.mjOBJ_ACTUATOR, HAND_PREFIX + drive.actuators[0])
     joints = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE
