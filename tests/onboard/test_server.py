@@ -239,6 +239,11 @@ def test_status_reports_the_cell_and_echoes_the_id(client):
     assert 0 <= r["age_s"] < 1.0
 
 
+def test_reply_line_starts_with_ok_and_id(client):
+    client.send({"cmd": "status", "id": 17})
+    assert client.reply_line().startswith(b'{"ok":true,"id":17,"state":"idle",')
+
+
 def test_reply_has_no_id_when_the_request_had_none(client):
     r = client.ask({"cmd": "status"})
     assert r["ok"] is True and "id" not in r
