@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from .cli import CliError
@@ -40,7 +41,13 @@ def _make_service(args: argparse.Namespace):
                        "missing), so there is no cell to serve")
     if args.seed is not None and not args.sim:
         raise CliError("--seed applies to the simulated cell only (use it with --sim)")
-    return factory(args.config, sim=args.sim, seed=args.seed)
+    if args.config is not None and not os.path.isfile(args.config):
+        raise CliError(f"cell file {args.config} does not exist")
+    try:
+        return factory(args.config, sim=args.sim, seed=args.seed)
+    except (OSError, ValueError) as exc:
+        # a bad cell file or a device that cannot be opened: the loader's message says which
+        raise CliError(str(exc)) from exc
 
 
 def _address(args: argparse.Namespace, service) -> tuple[str, int]:
@@ -74,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             serve(service, host, port, ready=ready)
         except OSError as exc:
-            raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise CliError(f"cannot listen on {host}:{port}: {reason}") from exc
     finally:
         close = getattr(service, "close", None)
         if close is not None:

@@ -191,9 +191,10 @@ def _json_kind(value: Any) -> str:
 
 # --- replies -------------------------------------------------------------------------------------
 
-class _Reply(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """Fields of every reply: ``ok``, the request's ``id`` (left out when it had none), and on
-    failure ``error`` and ``error_type``."""
+class _Reply(msgspec.Struct, omit_defaults=True):
+    """Fields of every reply, first on the line: ``ok``, the request's ``id`` (left out when it
+    had none), and on failure ``error`` and ``error_type``. (Not kw_only, so that they come
+    before the fields of each kind of reply.)"""
 
     ok: bool
     id: RequestId = None
@@ -201,11 +202,11 @@ class _Reply(msgspec.Struct, kw_only=True, omit_defaults=True):
     error_type: str | None = None
 
 
-class ErrorReply(_Reply):
+class ErrorReply(_Reply, kw_only=True):
     """A request that could not be served: a bad line, or an exception from the cell."""
 
 
-class StatusReply(_Reply):
+class StatusReply(_Reply, kw_only=True):
     """The cell at a glance. ``busy``: the command the cell is running (None: idle); while one
     runs the rest is the last status read, ``age_s`` seconds old."""
 
@@ -218,7 +219,7 @@ class StatusReply(_Reply):
     age_s: float
 
 
-class GraspReply(_Reply):
+class GraspReply(_Reply, kw_only=True):
     """The best grasp: TCP pose (4 x 4, metres, base frame), opening, force, score and features."""
 
     trial_id: int
@@ -237,13 +238,13 @@ class GraspReply(_Reply):
     stage_s: dict[str, float]
 
 
-class NoGraspReply(_Reply):
+class NoGraspReply(_Reply, kw_only=True):
     """Nothing graspable in view: ``ok: false``, ``error_type`` "no_grasp", the reason in ``error``."""
 
     stage_s: dict[str, float]
 
 
-class MoveReply(_Reply):
+class MoveReply(_Reply, kw_only=True):
     """How the motion ended (``status``: reached / failed / faulted) and where the TCP stopped."""
 
     status: str
@@ -252,7 +253,7 @@ class MoveReply(_Reply):
     message: str
 
 
-class GripperReply(_Reply):
+class GripperReply(_Reply, kw_only=True):
     """The gripper's result: object held or not, opening (m), time (s), state and fault text."""
 
     object_detected: bool
@@ -262,7 +263,7 @@ class GripperReply(_Reply):
     fault: str
 
 
-class TrialReply(_Reply):
+class TrialReply(_Reply, kw_only=True):
     """A trial's record (``pick``, ``report_outcome``)."""
 
     trial_id: int
@@ -276,7 +277,7 @@ class TrialReply(_Reply):
     note: str
 
 
-class RobotPoseReply(_Reply):
+class RobotPoseReply(_Reply, kw_only=True):
     """A recorded controller pose: its index among the poses recorded."""
 
     pose_index: int

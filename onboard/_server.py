@@ -327,8 +327,13 @@ class EndpointServer:
         self.address = (host, port)
         self._ready.set()
 
-    def close(self, timeout_s: float = 30.0) -> None:
-        """Stop the server and wait for its thread (at most ``timeout_s``); safe to call twice."""
+    def close(self, timeout_s: float | None = None) -> None:
+        """Stop the server and wait for its thread; safe to call twice.
+
+        The wait includes the command the cell is running, so that the caller may close the
+        service afterwards without pulling it from under that command. ``timeout_s`` bounds the
+        wait (None: no bound); past it an error is logged and the thread is left running.
+        """
         loop, stop, thread = self._loop, self._stop, self._thread
         if thread is None or not thread.is_alive():
             return
@@ -339,7 +344,8 @@ class EndpointServer:
                 pass
         thread.join(timeout_s)
         if thread.is_alive():
-            log.error("endpoint thread still running after %.0f s", timeout_s)
+            log.error("endpoint thread still running after %.0f s: the cell's command has not "
+                      "finished", timeout_s)
 
     def __enter__(self) -> EndpointServer:
         return self.start()

@@ -239,6 +239,11 @@ def test_status_reports_the_cell_and_echoes_the_id(client):
     assert 0 <= r["age_s"] < 1.0
 
 
+def test_reply_line_starts_with_ok_and_id(client):
+    client.send({"cmd": "status", "id": 17})
+    assert client.reply_line().startswith(b'{"ok":true,"id":17,"state":"idle",')
+
+
 def test_reply_has_no_id_when_the_request_had_none(client):
     r = client.ask({"cmd": "status"})
     assert r["ok"] is True and "id" not in r
@@ -878,10 +883,12 @@ sys.exit(main(["serve", *[a for a in sys.argv[1:] if a != "--cell-address"]]))
 
 
 @pytest.mark.parametrize("sig, args", [("SIGTERM", ["--sim", "--port", "0"]),
-                                       ("SIGINT", ["--config", "cell.yaml", "--cell-address"])])
-def test_serve_listens_serves_and_stops_cleanly_on_a_signal(sig, args):
+                                       ("SIGINT", ["--config", "CELL", "--cell-address"])])
+def test_serve_listens_serves_and_stops_cleanly_on_a_signal(sig, args, tmp_path):
     import signal
 
+    (tmp_path / "cell.yaml").write_text("# the test cell's factory does not read it\n")
+    args = [str(tmp_path / "cell.yaml") if a == "CELL" else a for a in args]
     p = subprocess.Popen([sys.executable, "-c", CLI_WITH_TABLE_CELL, *args],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
@@ -902,6 +909,24 @@ def test_serve_listens_serves_and_stops_cleanly_on_a_signal(sig, args):
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+def test_serve_names_a_missing_cell_file(tmp_path):
+    missing = tmp_path / "nowhere.yaml"
+    p = subprocess.run([sys.executable, "-c", CLI_WITH_TABLE_CELL, "--config", str(missing)],
+                       capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == f"graspline serve: error: cell file {missing} does not exist\n"
+
+
+def test_serve_on_a_port_in_use_says_which_and_closes_the_cell():
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        p = subprocess.run([sys.executable, "-c", CLI_WITH_TABLE_CELL, "--sim", "--port",
+                            str(port)], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert (p.returncode, p.stdout) == (2, "cell closed\n")
+    assert p.stderr == (f"graspline serve: error: cannot listen on 127.0.0.1:{port}: "
+                        f"Address already in use\n")
 
 
 def test_serve_refuses_seed_without_sim():
