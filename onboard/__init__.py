@@ -4,9 +4,16 @@ from ._cellfile import CellConfig, CellFileError, load_cell_file, parse_cell_fil
 from ._loop import PickingLoop
 from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
 from ._report import write_report
+from ._server import EndpointServer, serve
+from ._service import GripReply, PickingService, TrialSummary
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
 
 __all__ = [
+    "EndpointServer",
+    "GripReply",
+    "PickingService",
+    "TrialSummary",
+    "serve",
     "CellConfig",
     "CellFileError",
     "PickingCell",

@@ -37,6 +37,15 @@ class PickingCell:
         self._lock = threading.RLock()
         self._closed = False
 
+    def warm_up(self) -> None:
+        """Compile the scoring kernels now (numba compiles on first use, up to a minute on a
+        fresh install; its cache makes later starts fast), so the first request is not slow."""
+        from scoring import search_grasps
+
+        img = np.zeros((120, 120), bool)
+        img[40:80, 50:70] = True
+        search_grasps(img, self.loop.projection, top_k=1, seed=0)
+
     # the PickingService of the endpoint ------------------------------------------
     def status(self) -> CellStatus:
         """The loop's state, each device's state and the trial count."""
@@ -134,5 +143,8 @@ def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = Fals
 
 def make_picking_service(config_path: str | Path | None = None, *, sim: bool = False,
                          seed: int | None = None) -> PickingCell:
-    """The endpoint's factory (``graspline serve``): the cell the arguments name."""
-    return open_picking_cell(config_path, sim=sim, seed=seed)
+    """The endpoint's factory (``graspline serve``): the cell the arguments name, its kernels
+    compiled before it is served."""
+    cell = open_picking_cell(config_path, sim=sim, seed=seed)
+    cell.warm_up()
+    return cell
