@@ -17,9 +17,10 @@ $(BIN)/.installed-$(TEST_EXTRAS): pyproject.toml
 
 install: $(BIN)/.installed-$(TEST_EXTRAS)
 
-# The main job on its built-in default: score the sample silhouette, write overlay + JSON to out/.
+# The main job with no hardware: the picking loop on the simulated cell (about 20 trials),
+# ending with the validation report under out/demo/.
 run: install
-	$(BIN)/graspline score --out out
+	$(BIN)/graspline demo --out out/demo
 
 test: install
 	$(BIN)/python -m pytest
