@@ -8,14 +8,28 @@ import pytest
 pytest.importorskip("mujoco")
 
 from drivers.gripper import GripperTimeout  # noqa: E402
-from onboard import open_picking_cell  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
+def small_cell(seed: int, log_dir, *, width_px: int = 320, **options):
+    """The simulated cell; 320 x 240 (a quarter of the rays) for tests that need no grasp to
+    hold (at that resolution more approaches end on a neighbour)."""
+    import msgspec
+
+    from onboard._cell import PickingCell
+    from onboard._cellfile import CameraConfig, config_hash, sim_cell_file
+
+    config = msgspec.structs.replace(sim_cell_file(seed=seed, log_dir=str(log_dir)),
+                                     camera=CameraConfig(width_px=width_px,
+                                                                        height_px=width_px * 3 // 4),
+                                     **options)
+    return PickingCell(config, config_hash(config))
+
+
 @pytest.fixture(scope="module")
 def cell(tmp_path_factory):
-    c = open_picking_cell(sim=True, seed=3, log_dir=str(tmp_path_factory.mktemp("log")))
+    c = small_cell(3, tmp_path_factory.mktemp("log"), width_px=640)
     yield c
     c.close()
 
@@ -28,9 +42,11 @@ def _assert_safe(cell):
 
 
 def test_a_pick_lifts_the_object_and_the_log_keeps_the_trial(cell):
-    world = cell.devices.truth.world
-    n_before = len(world.on_table())
-    rec = cell.pick_record()
+    for _ in range(4):  # a physical grasp may fail; most of the best ones hold
+        n_before = len(cell.devices.truth.world.on_table())
+        rec = cell.pick_record()
+        if rec.success:
+            break
     assert rec.outcome == "success" and rec.success is True, rec
     assert rec.outcome_source == "simulator"
     assert 0.0 < rec.score <= 1.0 and rec.T_base_tcp.shape == (4, 4)
@@ -140,20 +156,16 @@ def test_a_faulted_arm_puts_the_cell_in_a_safe_faulted_state(cell):
 
 
 def test_nothing_segmented_is_logged_as_no_grasp(tmp_path):
-    import msgspec
+    from onboard._cellfile import SegmenterConfig
 
-    from onboard._cell import PickingCell
-    from onboard._cellfile import SegmenterConfig, config_hash, sim_cell_file
-
-    config = msgspec.structs.replace(sim_cell_file(seed=5, log_dir=str(tmp_path)),
-                                     segmenter=SegmenterConfig(options={"min_area_m2": 0.2}))
-    with PickingCell(config, config_hash(config)) as c:
+    with small_cell(5, tmp_path, segmenter=SegmenterConfig(options={"min_area_m2": 0.2})) as c:
         rec = c.pick_record()
     assert rec.outcome == "no_grasp" and "nothing segmented" in rec.error
 
 
 def test_validate_mode_draws_grasps_below_the_top_level(tmp_path):
-    with open_picking_cell(sim=True, seed=4, log_dir=str(tmp_path), mode="validate") as c:
+    with small_cell(4, tmp_path) as c:
+        c.loop.mode = "validate"
         plans = [c.loop.plan() for _ in range(6)]
     scores = np.array([p.choice.score for p in plans])
     levels = {p.level for p in plans}
