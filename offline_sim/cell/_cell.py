@@ -174,11 +174,9 @@ class SimCell:
         return poses
 
     def gripper_reset(self) -> None:
-        """Fingers fully open, servo at rest (after a new table or an activation)."""
+        """The jaw commanded fully open (after a new table or an activation)."""
         w = self.world
-        w.data.ctrl[w.close_actuator] = 0.0
-        w.data.qpos[w.finger_qposadr] = 0.0
-        w.data.qvel[w.finger_dofadr] = 0.0
+        w.data.ctrl[w.close_actuator] = w.ctrl_open
 
     def step(self, n: int = 1) -> None:
         """Advance the world n steps."""

@@ -1,9 +1,14 @@
-"""SimJawGripper: the cell's parallel jaw behind drivers.gripper.Gripper, closing physically.
+"""SimJawGripper: the cell's jaw behind drivers.gripper.Gripper, closing physically.
 
 The jaw is a position servo with a force limit, as a Robotiq 2F-85 is commanded: the target
 width moves at the commanded speed, the pads stop where the object stops them, and each pad
 then squeezes with the commanded force. Status and timeouts run on the simulation's clock
 (the world steps while the driver polls), so a motion reports the time it took in the cell.
+Two jaws: the built-in parallel jaw (offline_sim.parallel_jaw: one slide servo, the pads'
+force half its force limit) and MuJoCo Menagerie's Robotiq 2F-85 (its linkage closed by
+equality constraints, control 0..255; pad force measured in that model at 8.2 N per unit
+of its tendon force limit plus 8.2 N from its springs, so its 5-unit limit gives about 49 N:
+a stronger command is clamped there).
 """
 from __future__ import annotations
 
@@ -18,6 +23,19 @@ from drivers.gripper import (SPECS, FingerStatus, GraspResult, Gripper, GripperD
 POLL_S = 0.01             # simulated time stepped per status read
 SETTLED_SPEED_MPS = 0.002  # a finger slower than this has stopped
 CONTACT_MARGIN_M = 0.002   # stopped this far short of the target: on an object
+
+
+MENAGERIE_2F85_N_PER_UNIT = 8.2   # measured: pad force per unit of the tendon's force limit
+MENAGERIE_2F85_SPRING_N = 8.2
+
+
+def force_limit(hand_name: str, force_n: float) -> float:
+    """The closing actuator's force limit that makes each pad squeeze with force_n (N)."""
+    if hand_name == "robotiq_2f85":
+        units = force_n / MENAGERIE_2F85_N_PER_UNIT - MENAGERIE_2F85_SPRING_N / MENAGERIE_2F85_N_PER_UNIT
+        return float(np.clip(units, 0.05, 5.0))
+    # one servo drives both pads through a rigid coupling (virtual work): 2 F
+    return 2.0 * force_n
 
 
 def jaw_spec(open_width_m: float) -> GripperSpec:
@@ -37,8 +55,9 @@ class SimJawGripper(Gripper):
         super().__init__("sim-cell", jaw_spec(cell.world.hand.aperture_m), poll_interval_s=0.0)
         self._cell = cell
         self._active = False
-        self._target_m = 0.0      # per-finger closing travel the servo goes to, metres
-        self._speed_mps = 0.1
+        self._target = cell.world.ctrl_open   # the servo's control target
+        self._rate = 1.0                       # control units per second
+        self._last_width: float | None = None
         self._settled = 0
         self.fault: tuple[int, str] | None = None  # injected device fault (code, message)
         self.stall = False         # injected: the fingers never report that they stopped
@@ -57,31 +76,37 @@ class SimJawGripper(Gripper):
             raise GripperFault(0x07, "the activation bit must be set before an action",
                                port=self._port)
         w = self._cell.world
-        half_open = 0.5 * w.hand.aperture_m
-        self._target_m = min(max(half_open - 0.5 * width_m, 0.0), half_open)
-        self._speed_mps = speed_mps
+        closure = 1.0 - min(max(width_m / w.hand.aperture_m, 0.0), 1.0)
+        self._target = w.ctrl_open + closure * (w.ctrl_closed - w.ctrl_open)
+        # control units per second for the commanded finger speed (both fingers: 2 v)
+        self._rate = abs(w.ctrl_closed - w.ctrl_open) * 2.0 * speed_mps / w.hand.aperture_m
         self._settled = 0
-        # the servo's force limit is shared by the two coupled pads (virtual work): 2 F
-        w.model.actuator_forcerange[w.close_actuator] = (-2.0 * force_n, 2.0 * force_n)
+        self._last_width = None
+        limit = force_limit(w.hand.name, force_n)
+        w.model.actuator_forcerange[w.close_actuator] = (-limit, limit)
 
     def _read_status(self) -> GripperStatus:
         self._check_link()
         w = self._cell.world
         ctrl = w.data.ctrl
         a = w.close_actuator
-        n_steps = max(1, int(round(POLL_S / w.model.opt.timestep)))
+        dt = w.model.opt.timestep
+        n_steps = max(1, int(round(POLL_S / dt)))
         for _ in range(n_steps):  # the servo target runs towards the commanded width
-            step = 0.5 * self._speed_mps * w.model.opt.timestep
-            ctrl[a] += float(np.clip(self._target_m - ctrl[a], -step, step))
+            step = self._rate * dt
+            ctrl[a] += float(np.clip(self._target - ctrl[a], -step, step))
             self._cell.step(1)
-        travel = float(np.mean(w.data.qpos[w.finger_qposadr]))
-        speed = float(np.max(np.abs(w.data.qvel[w.finger_dofadr])))
-        target_reached = abs(ctrl[a] - self._target_m) < 1e-9
+        width = w.jaw_width_m()
+        speed = 0.0 if self._last_width is None else abs(width - self._last_width) / (n_steps * dt)
+        self._last_width = width
+        target_reached = abs(ctrl[a] - self._target) < 1e-9
         self._settled = self._settled + 1 if target_reached and speed < SETTLED_SPEED_MPS else 0
         moving = self.stall or self._settled < 3
-        detected = (not moving) and travel < self._target_m - CONTACT_MARGIN_M
-        width = max(0.0, w.hand.aperture_m - 2.0 * travel)
-        closure = travel / (0.5 * w.hand.aperture_m)
+        closing = (self._target - w.ctrl_open) * (w.ctrl_closed - w.ctrl_open) > 0
+        target_width = w.hand.aperture_m * (1.0 - (self._target - w.ctrl_open)
+                                            / (w.ctrl_closed - w.ctrl_open))
+        detected = (not moving) and closing and width > target_width + CONTACT_MARGIN_M
+        closure = 1.0 - width / w.hand.aperture_m
         code, msg = self.fault if self.fault else (0, "")
         return GripperStatus(activated=self._active, moving=moving, object_detected=detected,
                              width_m=width, fault_code=code, fault_message=msg, mode="sim",
@@ -114,8 +139,7 @@ class SimJawGripper(Gripper):
     def _stop(self) -> None:
         self._check_link()
         w = self._cell.world
-        self._target_m = float(np.mean(w.data.qpos[w.finger_qposadr]))
-        w.data.ctrl[w.close_actuator] = self._target_m
+        self._target = float(w.data.ctrl[w.close_actuator])
 
     def _close(self) -> None:
         pass

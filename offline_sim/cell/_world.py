@@ -54,11 +54,27 @@ class CellWorld:
     mocap_id: int
     tcp_site: int
     T_root_tcp: np.ndarray
-    finger_qposadr: np.ndarray  # qpos addresses of the closing slide joints
-    finger_dofadr: np.ndarray
+    pad_left: np.ndarray        # geom ids of the left and right pads
+    pad_right: np.ndarray
     close_actuator: int
     flange_qposadr: int         # the free joint of the arm's flange, which carries the hand
     flange_dofadr: int
+    ctrl_open: float = 0.0      # the closing actuator's control when open and when closed
+    ctrl_closed: float = 1.0
+    sep_open_m: float = 0.0     # pad-centre separation along the TCP x axis, open and closed
+    sep_closed_m: float = 0.0
+
+    def pad_separation_m(self) -> float:
+        """Distance between the pads' centres along the closing direction now, metres."""
+        d = self.data
+        x = self.T_world_tcp()[:3, 0]
+        return float((d.geom_xpos[self.pad_right].mean(0) - d.geom_xpos[self.pad_left].mean(0)) @ x)
+
+    def jaw_width_m(self) -> float:
+        """The jaw's opening now, metres: 0 closed, hand.aperture_m open (linear in the pad
+        separation between the two, measured when the cell was built)."""
+        f = (self.pad_separation_m() - self.sep_closed_m) / (self.sep_open_m - self.sep_closed_m)
+        return max(0.0, f * self.hand.aperture_m)
 
     def teleport_flange(self, T_world_flange: np.ndarray) -> None:
         """Put the arm's flange (and its commanded pose) at T_world_flange at once, at rest."""
@@ -179,21 +195,51 @@ def _index(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorl
     mount = ident(O.mjOBJ_BODY, "arm_mount")
     flange = ident(O.mjOBJ_BODY, "arm_flange")
     hand_geom = bodies_below(model, flange)[model.geom_bodyid]
-    drive = hand.drives[0]
-    act = ident(O.mjOBJ_ACTUATOR, HAND_PREFIX + drive.actuators[0])
-    joints = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE
-              and hand_geom[np.flatnonzero(model.geom_bodyid == model.jnt_bodyid[j])].any()]
+    act = ident(O.mjOBJ_ACTUATOR, HAND_PREFIX + hand.drives[0].actuators[0])
+    names = [mujoco.mj_id2name(model, O.mjOBJ_GEOM, g) or "" for g in range(model.ngeom)]
+    pads = {side: np.array([g for g in range(model.ngeom) if hand_geom[g] and "pad" in names[g]
+                            and side in names[g]], np.int64) for side in ("left", "right")}
+    if not (len(pads["left"]) and len(pads["right"])):
+        raise ValueError(f"hand {hand.name!r}: the simulated cell's jaw needs geoms named "
+                         f"'*left*pad*' and '*right*pad*'")
     world = CellWorld(model, data, hand, list(objects), bodies, qadr, geom_instance, hand_geom,
                       ident(O.mjOBJ_GEOM, "table"), int(model.body_mocapid[mount]),
                       ident(O.mjOBJ_SITE, HAND_PREFIX + hand.tcp_site), np.eye(4),
-                      np.array([model.jnt_qposadr[j] for j in joints], np.int64),
-                      np.array([model.jnt_dofadr[j] for j in joints], np.int64), act,
+                      pads["left"], pads["right"], act,
                       int(model.jnt_qposadr[model.body_jntadr[flange]]),
                       int(model.jnt_dofadr[model.body_jntadr[flange]]))
-    # TCP in the hand root frame: mount at the origin, read the site
-    world.teleport_flange(np.eye(4))
-    world.T_root_tcp = world.T_world_tcp()
+    _calibrate_jaw(world)
     return world
+
+
+def _calibrate_jaw(world: CellWorld) -> None:
+    """Measure, with the hand held high above the cell: the TCP in the hand root frame (z the
+    site's approach axis, x the closing direction from the left pad to the right one) and the
+    pad separation with the jaw open and closed on nothing."""
+    import mujoco
+
+    m, d, a = world.model, world.data, world.close_actuator
+    world.ctrl_open, world.ctrl_closed = (float(v) for v in m.actuator_ctrlrange[a])
+    T_high = np.eye(4)
+    T_high[2, 3] = 2.0
+    steps = int(0.6 / m.opt.timestep)
+
+    def settle(ctrl: float) -> np.ndarray:
+        world.teleport_flange(T_high)
+        d.ctrl[a] = ctrl
+        mujoco.mj_step(m, d, steps)
+        return d.geom_xpos[world.pad_right].mean(0) - d.geom_xpos[world.pad_left].mean(0)
+
+    sep_closed = settle(world.ctrl_closed)
+    sep_open = settle(world.ctrl_open)
+    T_site = pose(d.site_xmat[world.tcp_site].reshape(3, 3), d.site_xpos[world.tcp_site])
+    z = T_site[:3, 2]
+    x = sep_open - (sep_open @ z) * z
+    x /= np.linalg.norm(x)
+    R = np.column_stack([x, np.cross(z, x), z])
+    world.T_root_tcp = np.linalg.inv(T_high) @ pose(R, T_site[:3, 3])
+    world.sep_open_m, world.sep_closed_m = float(sep_open @ x), float(sep_closed @ x)
+    world.teleport_flange(np.eye(4) @ T_high)
 
 
 def random_stable_pose(obj: GraspObject, xy: tuple[float, float], yaw_rad: float,
