@@ -13,6 +13,7 @@ SUBCOMMANDS = {
     "gripper": "onboard._cli_gripper",
     "db": "onboard._cli_db",
     "record": "onboard._cli_record",
+    "calibrate": "onboard._cli_calibrate",
 }
 
 
