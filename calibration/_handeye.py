@@ -151,6 +151,40 @@ def _solve(setup: str, kind: str, flag: int, T_base_tcp: list[np.ndarray],
     return invert(pose(R, t))
 
 
+def _predicted_board(setup: str, A: np.ndarray, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """T_camera_board predicted from a robot pose, the hand-eye X and the fixed board pose Z."""
+    if setup == "eye_in_hand":
+        return invert(X) @ invert(A) @ Z
+    return invert(X) @ A @ Z
+
+
+def refine(setup: str, T_base_tcp: list[np.ndarray], T_camera_board: list[np.ndarray],
+           X0: np.ndarray, Z0: np.ndarray, *, sigma_m: float = 0.001,
+           sigma_rad: float = math.radians(0.2)) -> tuple[np.ndarray, np.ndarray]:
+    """X and Z refined together by nonlinear least squares (scipy) on every board pose at once:
+    the board poses the camera measured against those predicted through the robot, translation
+    and rotation weighted by their expected noise (sigma_m, sigma_rad). The closed-form
+    methods use relative motions between pairs; this uses each pose once, as measured."""
+    from scipy.optimize import least_squares
+
+    from ._geometry import matrix_to_rotvec, pose_from_rvec
+
+    def unpack(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return X0 @ pose_from_rvec(p[0:3], p[3:6]), Z0 @ pose_from_rvec(p[6:9], p[9:12])
+
+    def residuals(p: np.ndarray) -> np.ndarray:
+        X, Z = unpack(p)
+        out = []
+        for A, B in zip(T_base_tcp, T_camera_board):
+            P = _predicted_board(setup, A, X, Z)
+            out.append((P[:3, 3] - B[:3, 3]) / sigma_m)
+            out.append(matrix_to_rotvec(B[:3, :3].T @ P[:3, :3]) / sigma_rad)
+        return np.concatenate(out)
+
+    sol = least_squares(residuals, np.zeros(12), method="lm", x_scale="jac")
+    return unpack(sol.x)
+
+
 def pose_set_warnings(T_base_tcp: list[np.ndarray]) -> list[str]:
     """What makes a set of robot poses poor for hand-eye: too few, too little rotation between
     them, or rotation axes nearly parallel (the translation along that axis is then unknown)."""
@@ -185,13 +219,16 @@ def pose_set_warnings(T_base_tcp: list[np.ndarray]) -> list[str]:
 def calibrate_hand_eye(T_base_tcp: list[np.ndarray], T_camera_board: list[np.ndarray], *,
                        setup: str = "eye_in_hand", methods: tuple[str, ...] | None = None,
                        agree_m: float = 0.002, agree_rad: float = math.radians(0.5),
-                       date: str = "", inputs: dict | None = None) -> HandEyeCalibration:
+                       refined: bool = True, date: str = "", inputs: dict | None = None) -> HandEyeCalibration:
     """Hand-eye calibration from matching lists of robot poses (T_base_tcp, metres) and board
     poses seen by the camera (T_camera_board).
 
     Every method in ``methods`` (default: tsai, park, horaud, andreff, daniilidis, shah, li)
-    is run; the one with the smallest residual is the result. Warns (DegeneratePosesWarning)
-    on a poor pose set and when methods disagree by more than agree_m / agree_rad.
+    is run and cross-checked; with ``refined`` (default) the one with the smallest residual
+    is refined by least squares over all poses (``refine``, method "refined") and that is the
+    result, else the closed-form one with the smallest residual. Warns
+    (DegeneratePosesWarning) on a poor pose set and when methods disagree by more than
+    agree_m / agree_rad (the spread is over the closed-form methods).
     """
     if setup not in SETUPS:
         raise CalibrationError(f"setup must be one of {', '.join(SETUPS)}, got {setup!r}")
@@ -210,8 +247,14 @@ def calibrate_hand_eye(T_base_tcp: list[np.ndarray], T_camera_board: list[np.nda
             raise CalibrationError(f"unknown hand-eye method {m!r}; one of {', '.join(table)}")
     notes = pose_set_warnings(A)
     results = []
+    import cv2
+
     for m in names:
-        X = _solve(setup, *table[m], A, B)
+        try:
+            X = _solve(setup, *table[m], A, B)
+        except cv2.error as exc:   # OpenCV gives up on some degenerate sets
+            notes.append(f"method {m} failed: {exc.err}")
+            continue
         if not np.isfinite(X).all():
             notes.append(f"method {m} gave no finite result")
             continue
@@ -219,10 +262,21 @@ def calibrate_hand_eye(T_base_tcp: list[np.ndarray], T_camera_board: list[np.nda
         results.append(MethodResult(m, X, float(np.sqrt((dt ** 2).mean())),
                                     float(np.sqrt((dr ** 2).mean()))))
     if not results:
-        raise CalibrationError("no hand-eye method gave a result; the poses are degenerate")
-    # Rank by residual, a millimetre weighing as much as a tenth of a degree.
-    best = min(results, key=lambda r: r.rms_translation_m / 0.001 + r.rms_rotation_rad
-               / math.radians(0.1))
+        raise CalibrationError("no hand-eye method gave a result; the poses are degenerate: "
+                               + "; ".join(notes))
+    if refined:
+        # Start from the closed-form result with the smallest residual.
+        start = min(results, key=lambda r: r.rms_translation_m / 0.001 + r.rms_rotation_rad
+                    / math.radians(0.1))
+        X, _ = refine(setup, A, B, start.T, hand_eye_residuals(setup, A, B, start.T)[2])
+        dt, dr, _ = hand_eye_residuals(setup, A, B, X)
+        refined_result = MethodResult("refined", X, float(np.sqrt((dt ** 2).mean())),
+                                      float(np.sqrt((dr ** 2).mean())))
+    # The refined result when asked for, else the closed-form one with the smallest residual
+    # (a millimetre weighing as much as a tenth of a degree).
+    best = refined_result if refined else min(
+        results, key=lambda r: r.rms_translation_m / 0.001 + r.rms_rotation_rad
+        / math.radians(0.1))
     spread_t = max((pose_difference(a.T, b.T)[0] for a in results for b in results), default=0.0)
     spread_r = max((pose_difference(a.T, b.T)[1] for a in results for b in results), default=0.0)
     if spread_t > agree_m or spread_r > agree_rad:
@@ -231,6 +285,8 @@ def calibrate_hand_eye(T_base_tcp: list[np.ndarray], T_camera_board: list[np.nda
                      f"{math.degrees(agree_rad):.2f} deg): check the poses' frames and units")
     for note in notes:
         warnings.warn(note, DegeneratePosesWarning, stacklevel=2)
+    if refined:
+        results.append(refined_result)
     dt, dr, fixed = hand_eye_residuals(setup, A, B, best.T)
     return HandEyeCalibration(
         setup=setup, T=best.T, T_fixed=fixed, method=best.method,

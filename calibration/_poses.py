@@ -48,7 +48,9 @@ def read_robot_poses(path: str | os.PathLike) -> list[RobotPose]:
         raise CalibrationError(f"robot poses {path}: the file is empty (expected a header row "
                                f"image,{','.join(TRANSLATION)},{','.join(ROTVEC)})")
     header = [h.strip() for h in rows[0]]
-    rot = ROTVEC if set(ROTVEC) <= set(header) else QUATERNION
+    # The quaternion form when the header has any of its columns, else the rotation vector.
+    rot = QUATERNION if set(QUATERNION) & set(header) and not set(ROTVEC) <= set(header) \
+        else ROTVEC
     missing = [c for c in ("image", *TRANSLATION, *rot) if c not in header]
     if missing:
         raise CalibrationError(
