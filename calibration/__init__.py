@@ -15,7 +15,7 @@ from ._files import (VERSION, load_calibration, load_depth_correction, load_grip
 from ._gripper import (GripperCalibration, fit_gripper_map, fit_monotonic,
                        gripper_driver_options, measure_gauge_blocks)
 from ._handeye import (HandEyeCalibration, MethodResult, calibrate_hand_eye,
-                       hand_eye_residuals, pose_set_warnings)
+                       hand_eye_residuals, pose_set_warnings, refine)
 from ._intrinsics import (IntrinsicsCalibration, IntrinsicsComparison, board_pose,
                           calibrate_intrinsics, compare_intrinsics, reprojection_rms_px)
 from ._poses import RobotPose, read_robot_poses
@@ -62,6 +62,7 @@ __all__ = [
     "measure_gauge_blocks",
     "pose_set_warnings",
     "read_robot_poses",
+    "refine",
     "reprojection_rms_px",
     "save_calibration",
     "write_board",

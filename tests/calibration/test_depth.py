@@ -113,3 +113,57 @@ def test_plane_fit_recovers_any_plane_in_front_of_the_camera(tilt, azim, d, seed
     assert fit.normal @ n > 1 - 1e-9
     assert fit.d == pytest.approx(d, abs=1e-9)
     assert fit.n_points == 490 and fit.rms_m < 1e-9
+
+
+def test_cli_depth_flow_from_recordings_at_two_distances(world, tmp_path, capsys):
+    pytest.importorskip("pyrealsense2")
+    from drivers.camera import record_frames
+    from onboard.cli import main
+
+    args = ["calibrate", "depth"]
+    for z in (0.5, 0.9):
+        frames = [_frame(world, (0, 0, z), seed=s)[0] for s in range(3)]
+        record_frames(frames, tmp_path / f"z{z}.db3")
+        args += ["--recording", str(tmp_path / f"z{z}.db3"), "--distance", str(z)]
+    assert main([*args, "--frames", "3", "--out", str(tmp_path / "d.yaml")]) == 0
+    printed = capsys.readouterr().out
+    assert "scale correction" in printed
+    cal = load_depth_correction(tmp_path / "d.yaml")
+    assert [s.reference_m for s in cal.samples] == [0.5, 0.9]
+    assert cal.scale == pytest.approx(1.0, abs=1e-3)
+    # Distances that do not match the recordings are refused before anything is read.
+    assert main(["calibrate", "depth", "--recording", "a.db3", "--distance", "0.5",
+                 "--distance", "0.6", "--out", str(tmp_path / "x.yaml")]) == 2
+    assert "1 recordings but 2 distances" in capsys.readouterr().err
+
+
+def test_cli_depth_flow_with_the_board_as_reference(tmp_path, capsys):
+    """The board's pose from the colour image is the reference: colour rendered with known
+    intrinsics, depth the exact board plane stretched by 1 %, so the bias is 1 % of depth."""
+    pytest.importorskip("pyrealsense2")
+    from calibration import CharucoBoardSpec, IntrinsicsCalibration
+    from drivers.camera import Intrinsics, record_frames
+    from onboard.cli import main
+
+    from .synth import BoardRenderer, board_poses
+
+    W, H = 640, 480
+    intr = Intrinsics(W, H, 600.0, 600.0, 319.5, 239.5)
+    save_calibration(IntrinsicsCalibration(intr, 0.1, (), ()), tmp_path / "intr.yaml")
+    spec = CharucoBoardSpec(9, 6, 0.025, 0.018)
+    renderer = BoardRenderer(intr.K, np.zeros(5), W, H)
+    x, y = np.meshgrid((np.arange(W) - 319.5) / 600.0, (np.arange(H) - 239.5) / 600.0)
+    rays = np.stack([x, y, np.ones((H, W))], axis=-1)
+    args = ["calibrate", "depth", "--board-reference", "--intrinsics", str(tmp_path / "intr.yaml"),
+            "--squares", "9x6", "--square", "0.025", "--marker", "0.018"]
+    for k, T in enumerate(board_poses(spec, 2, seed=4, distance_m=(0.4, 0.8), tilt_deg=20)):
+        n, p0 = T[:3, 2], T[:3, 3]
+        depth = (n @ p0) / (rays @ n) * 1.01          # z of the board plane along each ray
+        frame = RGBDFrame(renderer.render(spec, T, seed=k), depth.astype(np.float32), intr)
+        record_frames([frame, frame], tmp_path / f"b{k}.db3")
+        args += ["--recording", str(tmp_path / f"b{k}.db3")]
+    assert main([*args, "--frames", "2", "--out", str(tmp_path / "d.yaml")]) == 0
+    cal = load_depth_correction(tmp_path / "d.yaml")
+    for s in cal.samples:
+        assert s.bias_m == pytest.approx(0.01 * s.reference_m, abs=1e-3)
+    assert cal.scale == pytest.approx(1 / 1.01, abs=2e-3)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calibration import (BoardDetector, CalibrationError, CharucoBoardSpec, calibrate_intrinsics,
+from calibration import (BoardDetector, BoardView, CalibrationError, CharucoBoardSpec,
+                         calibrate_intrinsics,
                          compare_intrinsics, coverage_map, coverage_text, load_intrinsics)
 from drivers.camera import Intrinsics
 from onboard.cli import main
@@ -81,6 +82,11 @@ def test_too_few_views_is_a_clear_error(views):
 def test_coverage_map_counts_every_corner_where_it_was_seen(views):
     counts = coverage_map(views, W, H, grid=(8, 6))
     assert counts.sum() == sum(len(v.ids) for v in views)
+    # Corners at the top left, bottom right and just right of the centre.
+    corners = BoardView("v", np.array([[10.0, 10.0], [630.0, 470.0], [330.0, 250.0]]),
+                        np.arange(3, dtype=np.int32), np.zeros((3, 3)))
+    one = coverage_map([corners], W, H, grid=(8, 6))
+    assert one[0, 0] == 1 and one[5, 7] == 1 and one[3, 4] == 1 and one.sum() == 3
     text = coverage_text(counts)
     assert text.count("\n") == 7 and "|" in text
 
