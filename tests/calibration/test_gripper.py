@@ -104,3 +104,13 @@ def test_gauge_blocks_on_the_emulated_barrett_recover_its_map_and_the_driver_use
         g.activate(timeout_s=5)
         g.grasp(0.180, timeout_s=10)
         assert emu.stats()["positions"][:3] == [round(0.01 / 0.19 * 17800)] * 3
+
+
+def test_a_bump_in_the_measurements_is_pooled_into_one_breakpoint():
+    # The opening at 100 counts reads wider than at 50: isotonic regression pools the two.
+    cal = fit_gripper_map([0, 50, 100, 150, 255], [0.100, 0.080, 0.085, 0.040, 0.0],
+                          model="barrett", finger_width_m=0.02)
+    assert cal.counts == (0.0, 75.0, 150.0, 255.0)
+    assert cal.width_m == pytest.approx((0.100, 0.0825, 0.040, 0.0))
+    # Residuals are about the piecewise-linear map: at 100 counts it reads 0.0825 - 0.0425 / 3.
+    assert cal.max_width_m == pytest.approx(0.085 - (0.0825 - 0.0425 / 3))

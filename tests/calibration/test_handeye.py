@@ -148,3 +148,18 @@ def test_bad_pose_files_name_the_line_and_column(tmp_path):
     p.write_text(_csv([["a.png", 0, 0, 0, 0, 0, 0, 2]], "image,x_m,y_m,z_m,qx,qy,qz,qw"))
     with pytest.raises(CalibrationError, match="not unit length"):
         read_robot_poses(p)
+
+
+def test_refinement_from_a_start_5_mm_and_1_degree_off_reaches_the_same_optimum():
+    from calibration import hand_eye_residuals, refine
+
+    robot, board = _pairs("eye_in_hand", 15, seed=8, t_noise=0.0005, r_noise=0.1)
+    X0 = calibrate_hand_eye(robot, board, methods=("park",), refined=False).T
+    Z0 = hand_eye_residuals("eye_in_hand", robot, board, X0)[2]
+    X, Z = refine("eye_in_hand", robot, board, X0, Z0)
+    off = pose_from_rvec([0, math.radians(1.0), 0], [0.005, 0, 0])
+    X2, Z2 = refine("eye_in_hand", robot, board, X0 @ off, Z0 @ off)
+    assert pose_difference(X2, X)[0] < 1e-6 and pose_difference(X2, X)[1] < 1e-6
+    assert pose_difference(Z2, Z)[0] < 1e-6
+    # ... and the optimum is not the start.
+    assert pose_difference(X, X0)[0] > 1e-5

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from calibration import (BoardDetector, BoardView, CalibrationError, CharucoBoardSpec,
-                         calibrate_intrinsics,
-                         compare_intrinsics, coverage_map, coverage_text, load_intrinsics)
+                         calibrate_intrinsics, compare_intrinsics, coverage_map, coverage_text,
+                         load_intrinsics)
 from drivers.camera import Intrinsics
 from onboard.cli import main
 
