@@ -45,7 +45,8 @@ class GripperCalibration:
         if self.force_counts or self.force_n:
             _check_breakpoints("force_counts", self.force_counts, "force_n", self.force_n)
         if not (math.isfinite(self.finger_width_m) and self.finger_width_m > 0):
-            raise CalibrationError(f"finger_width_m must be > 0 metres, got {self.finger_width_m!r}")
+            raise CalibrationError(f"finger_width_m must be > 0 metres, got "
+                                   f"{self.finger_width_m!r}")
 
     @property
     def opening_m(self) -> float:

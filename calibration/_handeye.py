@@ -102,7 +102,8 @@ def _methods() -> dict[str, tuple[str, int]]:
             "li": ("robot_world", cv2.CALIB_ROBOT_WORLD_HAND_EYE_LI)}
 
 
-def _chain(setup: str, T_base_tcp: np.ndarray, X: np.ndarray, T_camera_board: np.ndarray) -> np.ndarray:
+def _chain(setup: str, T_base_tcp: np.ndarray, X: np.ndarray,
+           T_camera_board: np.ndarray) -> np.ndarray:
     """The board's pose in its fixed frame for one pair, given the hand-eye transform X."""
     if setup == "eye_in_hand":
         return T_base_tcp @ X @ T_camera_board           # T_base_board
@@ -138,8 +139,8 @@ def _solve(setup: str, kind: str, flag: int, T_base_tcp: list[np.ndarray],
         # calibrateHandEye solves for the camera in the "gripper" frame from gripper->base
         # poses; fed base->gripper (the inverse poses), it gives the camera in the base frame.
         robot = T_base_tcp if setup == "eye_in_hand" else [invert(T) for T in T_base_tcp]
-        R, t = cv2.calibrateHandEye([T[:3, :3] for T in robot], [T[:3, 3].reshape(3, 1) for T in robot],
-                                    Rb, tb, method=flag)
+        R, t = cv2.calibrateHandEye([T[:3, :3] for T in robot],
+                                    [T[:3, 3].reshape(3, 1) for T in robot], Rb, tb, method=flag)
         return pose(R, t)
     # calibrateRobotWorldHandEye solves T_cam_world = X T_gripper_base Z for X = T_cam_gripper:
     # eye-in-hand, the board is the world and the flange the gripper; eye-to-hand, the base
@@ -219,7 +220,8 @@ def pose_set_warnings(T_base_tcp: list[np.ndarray]) -> list[str]:
 def calibrate_hand_eye(T_base_tcp: list[np.ndarray], T_camera_board: list[np.ndarray], *,
                        setup: str = "eye_in_hand", methods: tuple[str, ...] | None = None,
                        agree_m: float = 0.002, agree_rad: float = math.radians(0.5),
-                       refined: bool = True, date: str = "", inputs: dict | None = None) -> HandEyeCalibration:
+                       refined: bool = True, date: str = "",
+                       inputs: dict | None = None) -> HandEyeCalibration:
     """Hand-eye calibration from matching lists of robot poses (T_base_tcp, metres) and board
     poses seen by the camera (T_camera_board).
 
@@ -234,7 +236,8 @@ def calibrate_hand_eye(T_base_tcp: list[np.ndarray], T_camera_board: list[np.nda
         raise CalibrationError(f"setup must be one of {', '.join(SETUPS)}, got {setup!r}")
     if len(T_base_tcp) != len(T_camera_board):
         raise CalibrationError(f"hand-eye needs one board pose per robot pose, got "
-                               f"{len(T_base_tcp)} robot poses and {len(T_camera_board)} board poses")
+                               f"{len(T_base_tcp)} robot poses and {len(T_camera_board)} board "
+                               f"poses")
     if len(T_base_tcp) < MIN_POSES:
         raise CalibrationError(f"hand-eye needs at least {MIN_POSES} pose pairs, got "
                                f"{len(T_base_tcp)}; capture {FEW_POSES} or more")

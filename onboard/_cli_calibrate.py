@@ -256,7 +256,6 @@ def run_intrinsics(args: argparse.Namespace) -> int:
     """Calibrate the intrinsics from a folder, a recording or a live camera."""
     from calibration import (CalibrationError, calibrate_intrinsics, compare_intrinsics,
                              coverage_map, coverage_text)
-    from calibration._files import now_iso
 
     spec = _spec(args)
     out = _out_path(args.out)
@@ -295,7 +294,7 @@ def run_intrinsics(args: argparse.Namespace) -> int:
     if size is None:
         raise CliError("no images were read")
     try:
-        cal = calibrate_intrinsics(views, *size, spec=spec, fit_k3=args.fit_k3, date=now_iso(),
+        cal = calibrate_intrinsics(views, *size, spec=spec, fit_k3=args.fit_k3,
                                    inputs={"source": source, "views_offered": len(views)})
     except CalibrationError as exc:
         raise CliError(str(exc)) from exc
@@ -331,7 +330,6 @@ def run_hand_eye(args: argparse.Namespace) -> int:
     """Hand-eye from a folder of images and the robot poses file."""
     from calibration import (BoardDetector, CalibrationError, DegeneratePosesWarning,
                              board_pose, calibrate_hand_eye, load_intrinsics, read_robot_poses)
-    from calibration._files import now_iso
 
     spec = _spec(args)
     out = _out_path(args.out)
@@ -361,7 +359,7 @@ def run_hand_eye(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DegeneratePosesWarning)
         try:
-            cal = calibrate_hand_eye(robot, board, setup=args.setup, date=now_iso(),
+            cal = calibrate_hand_eye(robot, board, setup=args.setup,
                                      inputs={"images": str(folder), "poses": args.poses,
                                              "intrinsics": args.intrinsics,
                                              "board": spec.name})
@@ -394,7 +392,6 @@ def run_depth(args: argparse.Namespace) -> int:
 
     from calibration import (BoardDetector, CalibrationError, board_pose, depth_check,
                              load_intrinsics, measure_flat_target)
-    from calibration._files import now_iso
     from drivers.camera import EndOfRecording
 
     out = _out_path(args.out)
@@ -443,7 +440,7 @@ def run_depth(args: argparse.Namespace) -> int:
         samples.append(_mean_sample(per_frame))
         print(f"{rec}: {len(per_frame)} frames")
     try:
-        cal = depth_check(samples, correct_scale=not args.no_scale, date=now_iso(),
+        cal = depth_check(samples, correct_scale=not args.no_scale,
                           inputs={"recordings": list(args.recording),
                                   "reference": "board" if args.board_reference else "distance",
                                   "frames_per_recording": args.frames})
@@ -477,7 +474,6 @@ def _read_points(path: str, value: str) -> tuple[list[float], list[float]]:
 def run_gripper(args: argparse.Namespace) -> int:
     """Fit the gripper map from a points file or gauge blocks on the device."""
     from calibration import CalibrationError, fit_gripper_map, measure_gauge_blocks
-    from calibration._files import now_iso
 
     out = _out_path(args.out)
     if bool(args.points) == bool(args.port):
@@ -512,7 +508,7 @@ def run_gripper(args: argparse.Namespace) -> int:
     try:
         cal = fit_gripper_map(counts, widths, model=args.model, mode=args.mode,
                               finger_width_m=args.finger_width, force_counts=fc, force_n=fn,
-                              date=now_iso(), inputs=inputs)
+                              inputs=inputs)
     except CalibrationError as exc:
         raise CliError(str(exc)) from exc
     print(f"{args.model}: {len(cal.counts)} breakpoints, opening {cal.opening_m:.4f} m; "

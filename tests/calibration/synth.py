@@ -7,7 +7,7 @@ import numpy as np
 from calibration import CharucoBoardSpec
 from drivers.camera import look_at
 
-SUPERSAMPLE = 3      # render at 3 x the size, then average down (anti-aliasing)
+SUPERSAMPLE = 2      # render at 2 x the size, then average down (anti-aliasing)
 
 
 class BoardRenderer:

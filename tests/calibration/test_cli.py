@@ -27,7 +27,8 @@ def test_board_sheet_is_printed_at_true_scale_with_its_parameters_in_the_name(tm
     assert png.is_file() and pdf.is_file() and str(pdf) in capsys.readouterr().out
     img = cv2.imread(str(png), cv2.IMREAD_GRAYSCALE)
     # A4 at 300 dpi (matplotlib rounds the page down to whole pixels)
-    assert img.shape == (pytest.approx(210 / 25.4 * 300, abs=1), pytest.approx(297 / 25.4 * 300, abs=1))
+    assert img.shape == (pytest.approx(210 / 25.4 * 300, abs=1),
+                         pytest.approx(297 / 25.4 * 300, abs=1))
     view = BoardDetector(CharucoBoardSpec()).detect(img)
     assert view is not None and len(view.ids) == 24
     # Neighbouring corners one square apart: 30 mm at 300 dpi.

@@ -114,3 +114,28 @@ def test_a_bump_in_the_measurements_is_pooled_into_one_breakpoint():
     assert cal.width_m == pytest.approx((0.100, 0.0825, 0.040, 0.0))
     # Residuals are about the piecewise-linear map: at 100 counts it reads 0.0825 - 0.0425 / 3.
     assert cal.max_width_m == pytest.approx(0.085 - (0.0825 - 0.0425 / 3))
+
+
+def test_cli_gauge_block_flow_asks_for_each_block_and_writes_the_map(emulator, tmp_path,
+                                                                    monkeypatch, capsys):
+    from calibration import load_gripper_map
+    from onboard.cli import main
+
+    emu = emulator("barrett", object_width_m=0.19)
+    asked = []
+
+    def operator(prompt: str) -> str:
+        """The person at the cell: reads the prompt, puts that block between the fingers."""
+        asked.append(prompt)
+        emu.set(object_width_m=[0.185, 0.17, 0.155][len(asked) - 1])
+        return ""
+
+    monkeypatch.setattr("builtins.input", operator)
+    out = tmp_path / "g.yaml"
+    assert main(["calibrate", "gripper", "--model", "barrett", "--port", emu.port, "--blocks",
+                 "0.185,0.17,0.155", "--finger-width", "0.025", "--out", str(out)]) == 0
+    assert [a.split(" gauge")[0] for a in asked] == [f"put the {w} mm" for w in
+                                                    ("185.0", "170.0", "155.0")]
+    cal = load_gripper_map(out)
+    assert cal.counts_at(0.17) == pytest.approx(0.03 / 0.2 * 17800, abs=2)
+    assert cal.inputs["blocks"] == [0.185, 0.17, 0.155]
