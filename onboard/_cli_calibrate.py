@@ -73,9 +73,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     h.set_defaults(func=run_hand_eye)
 
     d = sub.add_parser("depth", help="depth bias and noise on a flat target; scale correction")
-    d.add_argument("--recording", action="append", required=True,
-                   help="a recording (.db3) of the flat target at one distance; repeat per "
-                        "distance")
+    dsrc = d.add_mutually_exclusive_group(required=True)
+    dsrc.add_argument("--recording", action="append",
+                      help="a recording (.db3) of the flat target at one distance; repeat per "
+                           "distance")
+    dsrc.add_argument("--live", action="store_true",
+                      help="a live RealSense camera: asks for the target at each distance")
+    d.add_argument("--serial", help="--live: camera serial (default: the only one)")
+    d.add_argument("--positions", type=int, default=4,
+                   help="--live with --board-reference: how many distances (default 4)")
     d.add_argument("--distance", type=float, action="append",
                    help="true depth (m) of the target's centre in each recording, in order")
     d.add_argument("--board-reference", action="store_true",
@@ -388,16 +394,17 @@ def _mean_sample(samples):
 
 def run_depth(args: argparse.Namespace) -> int:
     """Depth check from recordings of a flat target."""
+    import cv2
     import numpy as np
 
     from calibration import (BoardDetector, CalibrationError, board_pose, depth_check,
                              load_intrinsics, measure_flat_target)
-    from drivers.camera import EndOfRecording
+    from drivers.camera import CameraError, EndOfRecording
 
     out = _out_path(args.out)
     if args.board_reference == bool(args.distance):
         raise CliError("give either --distance once per --recording or --board-reference")
-    if args.distance and len(args.distance) != len(args.recording):
+    if args.distance and args.recording and len(args.distance) != len(args.recording):
         raise CliError(f"{len(args.recording)} recordings but {len(args.distance)} distances")
     detector = intr = None
     if args.board_reference:
@@ -408,40 +415,53 @@ def run_depth(args: argparse.Namespace) -> int:
         except CalibrationError as exc:
             raise CliError(str(exc)) from exc
         detector = BoardDetector(_spec(args))
-    samples = []
-    for k, rec in enumerate(args.recording):
+    def measure(cam, label: str, k: int):
+        """The mean sample over up to --frames frames of one target position."""
         per_frame = []
-        with _camera(args, rec) as cam:
-            for _ in range(args.frames):
-                try:
-                    frame = cam.read(timeout_s=READ_TIMEOUT_S)
-                except EndOfRecording:
-                    break
-                try:
-                    if detector is not None:
-                        view = detector.detect(frame.color, rec)
-                        if view is None:
-                            continue
-                        T = board_pose(view, intr)
-                        hull = np.zeros(frame.depth_m.shape, np.uint8)
-                        import cv2
-
-                        cv2.fillConvexPoly(hull, cv2.convexHull(
-                            view.corners_px.astype(np.int32)), 1)
-                        per_frame.append(measure_flat_target(frame, T_camera_target=T,
-                                                             mask=hull > 0))
-                    else:
-                        per_frame.append(measure_flat_target(frame,
-                                                             reference_m=args.distance[k]))
-                except CalibrationError as exc:
-                    raise CliError(f"{rec}: {exc}") from exc
+        for _ in range(args.frames):
+            try:
+                frame = cam.read(timeout_s=READ_TIMEOUT_S)
+            except EndOfRecording:
+                break
+            except CameraError as exc:
+                raise CliError(" ".join(str(exc).split())) from exc
+            try:
+                if detector is None:
+                    per_frame.append(measure_flat_target(frame, reference_m=args.distance[k]))
+                    continue
+                view = detector.detect(frame.color, label)
+                if view is None:
+                    continue
+                # The board's plane is the reference; its corners' hull the target.
+                hull = np.zeros(frame.depth_m.shape, np.uint8)
+                cv2.fillConvexPoly(hull, cv2.convexHull(view.corners_px.astype(np.int32)), 1)
+                per_frame.append(measure_flat_target(
+                    frame, T_camera_target=board_pose(view, intr), mask=hull > 0))
+            except CalibrationError as exc:
+                raise CliError(f"{label}: {exc}") from exc
         if not per_frame:
-            raise CliError(f"{rec}: no usable frame (no board seen?)")
-        samples.append(_mean_sample(per_frame))
-        print(f"{rec}: {len(per_frame)} frames")
+            raise CliError(f"{label}: no usable frame (no board seen?)")
+        print(f"{label}: {len(per_frame)} frames")
+        return _mean_sample(per_frame)
+
+    samples = []
+    if args.live:
+        n = len(args.distance) if args.distance else args.positions
+        with _camera(args) as cam:
+            for k in range(n):
+                where = (f"with its centre {args.distance[k]:.3f} m in front of the camera, on "
+                         f"the optical axis" if args.distance else "filling the image")
+                input(f"[{k + 1}/{n}] put the flat target {where}, facing the camera, then "
+                      f"press Enter ")
+                samples.append(measure(cam, f"position {k + 1}", k))
+    else:
+        for k, rec in enumerate(args.recording):
+            with _camera(args, rec) as cam:
+                samples.append(measure(cam, rec, k))
     try:
         cal = depth_check(samples, correct_scale=not args.no_scale,
-                          inputs={"recordings": list(args.recording),
+                          inputs={"source": (f"live RealSense {args.serial or ''}".strip()
+                                             if args.live else list(args.recording)),
                                   "reference": "board" if args.board_reference else "distance",
                                   "frames_per_recording": args.frames})
     except CalibrationError as exc:
