@@ -68,6 +68,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="CSV: image,x_m,y_m,z_m,rx_rad,ry_rad,rz_rad (or qx,qy,qz,qw), the "
                         "robot's TCP pose in the base frame when each image was taken")
     h.add_argument("--intrinsics", required=True, help="intrinsics calibration file")
+    cap = h.add_mutually_exclusive_group()
+    cap.add_argument("--capture", action="store_true",
+                     help="capture first, from a live RealSense: at each robot pose you type the "
+                          "TCP pose from the pendant; the images and the poses file are written "
+                          "to --images and --poses")
+    cap.add_argument("--capture-recording", metavar="F.db3",
+                     help="as --capture, one frame of this recording per pose (a dry run)")
+    h.add_argument("--serial", help="--capture: camera serial (default: the only one)")
     _board_args(h)
     h.add_argument("--out", required=True, help="the calibration file to write (.yaml)")
     h.set_defaults(func=run_hand_eye)
@@ -332,8 +340,86 @@ def run_intrinsics(args: argparse.Namespace) -> int:
     return 0
 
 
+CAPTURE_HELP = """\
+At each pose: move the robot so the camera sees the whole board, let it stop, then type the
+TCP pose the pendant shows, in the robot base frame: x y z (metres) rx ry rz (rotation
+vector, radians), e.g. 0.512 -0.104 0.433 3.1 0.2 -0.05. An empty line ends the capture.
+Vary the flange's orientation by 20-40 deg about different axes; 10-20 poses."""
+
+
+def _parse_pose(text: str):
+    """T_base_tcp from 'x y z rx ry rz' (metres, radians); None when it does not parse."""
+    import cv2
+    import numpy as np
+
+    try:
+        v = [float(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        return None
+    if len(v) != 6 or not all(map(math.isfinite, v)):
+        return None
+    T = np.eye(4)
+    T[:3, :3] = cv2.Rodrigues(np.array(v[3:]).reshape(3, 1))[0]
+    T[:3, 3] = v[:3]
+    return T
+
+
+def _capture_hand_eye(args: argparse.Namespace, spec) -> None:
+    """Interactive capture: a board image and the typed robot pose per station, written to
+    --images and --poses as they come (nothing is lost if it stops)."""
+    import cv2
+
+    from calibration import BoardDetector, pose_set_warnings
+    from drivers.camera import CameraError, EndOfRecording
+
+    folder, poses_path = Path(args.images), Path(args.poses)
+    if poses_path.exists():
+        raise CliError(f"{poses_path} exists: choose a new --poses file for a capture")
+    folder.mkdir(parents=True, exist_ok=True)
+    detector = BoardDetector(spec)
+    robot: list = []
+    print(CAPTURE_HELP)
+    with _camera(args, args.capture_recording) as cam, \
+            open(poses_path, "w", encoding="utf-8") as csv_file:
+        csv_file.write("image,x_m,y_m,z_m,rx_rad,ry_rad,rz_rad\n")
+        csv_file.flush()
+        while True:
+            text = input(f"pose {len(robot) + 1}: ").strip()
+            if not text:
+                break
+            T = _parse_pose(text)
+            if T is None:
+                print("  type six numbers: x y z (m) rx ry rz (rad)")
+                continue
+            try:
+                # A live camera queues frames: take a fresh one, after the robot stopped.
+                for _ in range(1 if args.capture_recording else 5):
+                    frame = cam.read(timeout_s=READ_TIMEOUT_S)
+            except EndOfRecording:
+                print("  the recording has no more frames")
+                break
+            except CameraError as exc:
+                raise CliError(" ".join(str(exc).split())) from exc
+            view = detector.detect(frame.color, f"pose {len(robot) + 1}")
+            if view is None:
+                print("  no board in view: move so that the camera sees the board; not kept")
+                continue
+            name = f"pose_{len(robot) + 1:02d}.png"
+            cv2.imwrite(str(folder / name), cv2.cvtColor(frame.color, cv2.COLOR_RGB2BGR))
+            # The numbers as typed (exactly: repr of each float round-trips).
+            numbers = [repr(float(v)) for v in text.replace(",", " ").split()]
+            csv_file.write(",".join([name, *numbers]) + "\n")
+            csv_file.flush()
+            robot.append(T)
+            notes = pose_set_warnings(robot) if len(robot) >= 3 else []
+            print(f"  kept ({len(view.ids)} corners); {len(robot)} poses"
+                  + (f"; so far: {notes[-1]}" if notes else ""))
+    print(f"wrote {poses_path} and {len(robot)} images in {folder}")
+
+
 def run_hand_eye(args: argparse.Namespace) -> int:
-    """Hand-eye from a folder of images and the robot poses file."""
+    """Hand-eye from a folder of images and the robot poses file (captured first with
+    --capture)."""
     from calibration import (BoardDetector, CalibrationError, DegeneratePosesWarning,
                              board_pose, calibrate_hand_eye, load_intrinsics, read_robot_poses)
 
@@ -341,6 +427,11 @@ def run_hand_eye(args: argparse.Namespace) -> int:
     out = _out_path(args.out)
     try:
         intr = load_intrinsics(args.intrinsics)
+    except CalibrationError as exc:
+        raise CliError(str(exc)) from exc
+    if args.capture or args.capture_recording:
+        _capture_hand_eye(args, spec)
+    try:
         poses = read_robot_poses(args.poses)
     except CalibrationError as exc:
         raise CliError(str(exc)) from exc

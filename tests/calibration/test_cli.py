@@ -103,3 +103,45 @@ def test_check_names_the_file_and_key_of_a_broken_calibration(tmp_path, capsys):
     assert main(["calibrate", "check", str(bad)]) == 2
     err = capsys.readouterr().err
     assert f"calibration file {bad}: key 'result.width': missing" in err
+
+
+def test_hand_eye_capture_asks_for_each_pose_keeps_views_with_a_board_and_calibrates(
+        tmp_path, monkeypatch, capsys):
+    """--capture-recording: a RealSense recording stands in for the live camera, one frame
+    per pose; the operator types the pendant's pose (one typo, one view without the board)."""
+    pytest.importorskip("pyrealsense2")
+    from drivers.camera import RGBDFrame, record_frames
+
+    W, H = 640, 480
+    K = np.array([[600.0, 0, 319.5], [0, 600.0, 239.5], [0, 0, 1]])
+    spec = CharucoBoardSpec(9, 6, 0.025, 0.018)
+    intr = Intrinsics(W, H, 600.0, 600.0, 319.5, 239.5)
+    save_calibration(IntrinsicsCalibration(intr, 0.1, (), ()), tmp_path / "intr.yaml")
+    T_base_camera = pose_from_rvec([2.3, 0.0, 0.0], [0.9, 0.0, 0.6])
+    T_tcp_board = pose_from_rvec([0.0, 0.0, 0.0], [-0.11, -0.075, 0.02])
+    renderer = BoardRenderer(K, np.zeros(5), W, H)
+    seen = board_poses(spec, 10, seed=9, tilt_deg=40)
+    frames = [renderer.render(spec, T, seed=i) for i, T in enumerate(seen)]
+    frames.insert(3, np.full((H, W, 3), 255, np.uint8))           # the board out of view
+    record_frames((RGBDFrame(c, np.zeros((H, W), np.float32), intr) for c in frames),
+                  tmp_path / "cam.db3")
+    typed = []
+    for T_cb in seen:
+        T = T_base_camera @ T_cb @ invert(T_tcp_board)
+        typed.append(" ".join(f"{v:.7f}" for v in [*T[:3, 3], *matrix_to_rotvec(T[:3, :3])]))
+    typed.insert(3, typed[3])          # typed again for the view without the board
+    answers = iter(["0.5 0.1 oops", *typed, ""])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
+    out = tmp_path / "he.yaml"
+    assert main(["calibrate", "hand-eye", "--setup", "eye_to_hand", "--capture-recording",
+                 str(tmp_path / "cam.db3"), "--images", str(tmp_path / "cap"), "--poses",
+                 str(tmp_path / "poses.csv"), "--intrinsics", str(tmp_path / "intr.yaml"),
+                 "--squares", "9x6", "--square", "0.025", "--marker", "0.018",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "type six numbers" in printed and "no board in view" in printed
+    assert len(list((tmp_path / "cap").glob("pose_*.png"))) == 10
+    assert (tmp_path / "poses.csv").read_text().count("\n") == 11
+    cal = load_hand_eye(out)
+    dt, dr = pose_difference(cal.T_base_camera, T_base_camera)
+    assert dt < 0.002 and math.degrees(dr) < 0.5
