@@ -3,6 +3,7 @@ poses read from CSV (rotation vector or quaternion)."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -80,8 +81,14 @@ def test_rotations_about_one_axis_only_are_warned_as_degenerate():
     rng = np.random.default_rng(3)
     robot = _robot_poses(12, rng, axis=[0, 0, 1])
     board = [invert(T_TCP_CAMERA) @ invert(A) @ T_BASE_BOARD for A in robot]
-    with pytest.warns(DegeneratePosesWarning, match="nearly all about one axis"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegeneratePosesWarning)
         calibrate_hand_eye(robot, board)
+    notes = [str(w.message) for w in caught if w.category is DegeneratePosesWarning]
+    # Also some methods fail or disagree on such a set; the cause is named among them.
+    # The axis named is the flange's z, either sign.
+    assert any(re.search(r"nearly all about one axis \(\[-?0\.0, -?0\.0, -?1\.0\]", n)
+               for n in notes), notes
 
 
 def test_few_poses_and_little_rotation_are_warned():
