@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from calibration import (CalibrationError, DegeneratePosesWarning, calibrate_hand_eye,
                          pose_set_warnings, read_robot_poses)
-from calibration._geometry import (invert, matrix_to_rotvec, pose_difference, pose_from_rvec,
+from calibration._geometry import (invert, pose_difference, pose_from_rvec,
                                    rotvec_to_matrix)
 
 T_TCP_CAMERA = pose_from_rvec([0.05, -0.08, 1.55], [0.032, -0.061, 0.045])
@@ -126,9 +126,8 @@ def _csv(rows, header):
 def test_robot_poses_read_the_same_as_rotation_vector_or_quaternion(tmp_path_factory, rv, t):
     folder = tmp_path_factory.mktemp("poses")
     R = rotvec_to_matrix(rv)
-    rv2 = matrix_to_rotvec(R)
-    angle = np.linalg.norm(rv2)
-    axis = rv2 / angle if angle > 0 else np.array([1.0, 0, 0])
+    angle = np.linalg.norm(rv)
+    axis = np.asarray(rv) / angle if angle > 0 else np.array([1.0, 0, 0])
     q = [*(axis * math.sin(angle / 2)), math.cos(angle / 2)]
     a = folder / "a.csv"
     a.write_text(_csv([["v0.png", *t, *rv]], "image,x_m,y_m,z_m,rx_rad,ry_rad,rz_rad"))
