@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 # Extras the tests need (see pyproject.toml). torch-based parts install with the `learned` extra.
 # pyrealsense2 (realsense) needs the system library libusb-1.0 (Debian: libusb-1.0-0).
-TEST_EXTRAS ?= dev,gripper,realsense,sim,ray,learned,onboard
+TEST_EXTRAS ?= dev,gripper,realsense,sim,ray,learned,onboard,calib
 BIN := $(VENV)/bin
 
 .PHONY: install run test bench clean

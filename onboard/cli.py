@@ -16,6 +16,7 @@ SUBCOMMANDS = {
     "trials": "onboard._cli_trials",
     "serve": "onboard._cli_serve",
     "demo": "onboard._cli_demo",
+    "calibrate": "onboard._cli_calibrate",
 }
 
 

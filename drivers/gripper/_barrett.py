@@ -6,13 +6,14 @@ where n is a bit mask. Fingers (motors 1-3, prefix ``G``) run 0 (open) .. 17800 
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 
 from ._base import SerialGripper
 from ._errors import GripperFault
 from ._specs import BARRETT, BARRETT_FINGER_MAX
-from ._types import FingerStatus, GripperSpec, GripperStatus, Range
+from ._types import FingerStatus, GripperSpec, GripperStatus, LinearMap, Range
 
 PROMPT = b"=> "
 DEFAULT_BAUDRATE = 9600
@@ -52,7 +53,16 @@ class BarrettHand(SerialGripper):
 
     def __init__(self, port: str, *, spec: GripperSpec = BARRETT,
                  baudrate: int = DEFAULT_BAUDRATE, timeout_s: float = 0.5, retries: int = 2,
-                 reconnect_s: float = 3.0, poll_interval_s: float = 0.01) -> None:
+                 reconnect_s: float = 3.0, poll_interval_s: float = 0.01,
+                 width_map: LinearMap | None = None, force_map: LinearMap | None = None) -> None:
+        """width_map, force_map : calibrated maps (calibration's gripper map) replacing the
+        spec's nominal ones, with their ranges."""
+        if width_map is not None:
+            spec = dataclasses.replace(spec, width_map=width_map,
+                                       width=Range(min(width_map.si), max(width_map.si), "m"))
+        if force_map is not None:
+            spec = dataclasses.replace(spec, force_map=force_map,
+                                       force=Range(min(force_map.si), max(force_map.si), "N"))
         self._echo_seen = False
         self._target: int | None = None
         # No keep-alive: the hand has no communication watchdog.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ._robotiq import FAULTS_3F, RobotiqGripper, decode_fault, rACT, rGTO
 from ._specs import ROBOTIQ_3F, ROBOTIQ_3F_MODE_WIDTH_M, robotiq3f_width_map
-from ._types import FingerStatus, GripperSpec, GripperStatus, Range
+from ._types import FingerStatus, GripperSpec, GripperStatus, LinearMap, Range
 
 MODES = ("basic", "pinch", "wide", "scissor")
 
@@ -44,9 +44,12 @@ class Raw3F:
                    gCU=tuple(a[2] for a in axes))
 
 
-def _spec_for(mode: str, base: GripperSpec = ROBOTIQ_3F) -> GripperSpec:
-    return dataclasses.replace(base, width=Range(0.0, ROBOTIQ_3F_MODE_WIDTH_M[mode], "m"),
-                               width_map=robotiq3f_width_map(mode))
+def _spec_for(mode: str, base: GripperSpec = ROBOTIQ_3F,
+              width_maps: dict[str, LinearMap] | None = None) -> GripperSpec:
+    # A calibrated map of the mode replaces the nominal one, and its range the nominal range.
+    wmap = (width_maps or {}).get(mode) or robotiq3f_width_map(mode)
+    return dataclasses.replace(base, width=Range(min(wmap.si), max(wmap.si), "m"),
+                               width_map=wmap)
 
 
 def _check_mode(mode: str) -> int:
@@ -61,10 +64,21 @@ class Robotiq3F(RobotiqGripper):
     model = "robotiq3f"
     _status_registers = 8
 
-    def __init__(self, port: str, *, mode: str = "basic", **options: object) -> None:
+    def __init__(self, port: str, *, mode: str = "basic",
+                 width_maps: dict[str, LinearMap] | None = None,
+                 force_map: LinearMap | None = None, **options: object) -> None:
+        """width_maps : calibrated width maps by grasping mode (calibration's gripper map),
+        replacing the nominal ones; force_map : a calibrated force map."""
         self._mode_index = _check_mode(mode)
+        for m in width_maps or {}:
+            _check_mode(m)
+        self._width_maps = dict(width_maps or {})
         self._target: int | None = None
-        super().__init__(port, _spec_for(mode), **options)  # type: ignore[arg-type]
+        base = ROBOTIQ_3F if force_map is None else dataclasses.replace(
+            ROBOTIQ_3F, force=Range(min(force_map.si), max(force_map.si), "N"),
+            force_map=force_map)
+        super().__init__(port, _spec_for(mode, base, self._width_maps),  # type: ignore[arg-type]
+                         **options)
 
     @property
     def mode(self) -> str:
@@ -81,7 +95,7 @@ class Robotiq3F(RobotiqGripper):
                         applied=lambda raw: Raw3F.decode(raw).gMOD == m)
         self._wait_mode(m, timeout_s, f"mode change to {mode}")
         self._mode_index = m
-        self._spec = _spec_for(mode, self._spec)
+        self._spec = _spec_for(mode, self._spec, self._width_maps)
 
     def _wait_mode(self, m: int, timeout_s: float, what: str) -> None:
         self._wait_raw(lambda raw: (r := Raw3F.decode(raw)).gIMC == 3 and r.gMOD == m,
