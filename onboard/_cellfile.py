@@ -118,6 +118,7 @@ class SimConfig(_Strict):
     ycb_dir: str | None = None
     pad_friction: float = 1.0
     depth_noise: bool = True
+    gripper_mjcf: str | None = None   # e.g. Menagerie's robotiq_2f85/2f85.xml; None: the built-in jaw
     seed: int = 0
 
 
@@ -274,7 +275,8 @@ def resolve_paths(config: CellConfig, base: Path) -> CellConfig:
                                             gripper=fix(cal.gripper)),
         camera=msgspec.structs.replace(config.camera, recording=fix(config.camera.recording)),
         database=fix(config.database), log_dir=fix(config.log_dir) or config.log_dir,
-        sim=msgspec.structs.replace(config.sim, ycb_dir=fix(config.sim.ycb_dir)))
+        sim=msgspec.structs.replace(config.sim, ycb_dir=fix(config.sim.ycb_dir),
+                                    gripper_mjcf=fix(config.sim.gripper_mjcf)))
 
 
 def sim_cell_file(*, seed: int = 0, log_dir: str = "out/trials", ycb_dir: str | None = None,

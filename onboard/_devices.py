@@ -53,12 +53,15 @@ def _sim_cell(config: CellConfig):
         raise CellSetupError(f"the simulated cell needs the sim extra: pip install "
                              f"'graspline[sim]' ({exc})") from exc
     g, s = config.gripper, config.sim
-    settings = mod.SimCellSettings(objects_per_table=tuple(s.objects_per_table), ycb_dir=s.ycb_dir,
-                                   finger_width_m=g.finger_width_m, open_width_m=g.open_width_m,
-                                   pad_friction=s.pad_friction, depth_noise=s.depth_noise,
-                                   image_width_px=config.camera.width_px,
-                                   image_height_px=config.camera.height_px)
-    return mod.SimCell(settings, seed=s.seed)
+    try:
+        settings = mod.SimCellSettings(
+            objects_per_table=tuple(s.objects_per_table), ycb_dir=s.ycb_dir,
+            finger_width_m=g.finger_width_m, open_width_m=g.open_width_m,
+            pad_friction=s.pad_friction, depth_noise=s.depth_noise, gripper_mjcf=s.gripper_mjcf,
+            image_width_px=config.camera.width_px, image_height_px=config.camera.height_px)
+        return mod.SimCell(settings, seed=s.seed)
+    except ValueError as exc:
+        raise CellSetupError(f"sim: {exc}") from exc
 
 
 def _hand_eye(config: CellConfig) -> np.ndarray | None:

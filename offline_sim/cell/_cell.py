@@ -18,7 +18,7 @@ import numpy as np
 
 from drivers.camera import DepthNoise, intrinsics_from_fov, look_at
 
-from .._hands import parallel_jaw
+from .._hands import HandModel, load_mjcf_hand, parallel_jaw
 from .._objects import BUILTIN_OBJECTS, GraspObject, builtin_object, load_object
 from ._arm import SimArm
 from ._camera import SimCellCamera
@@ -57,6 +57,7 @@ class SimCellSettings:
     image_height_px: int = 480
     hfov_rad: float = math.radians(69.0)
     depth_noise: bool = True
+    gripper_mjcf: str | None = None   # Menagerie's robotiq_2f85/2f85.xml instead of the built-in jaw
     stall_reads: int = 6     # cycles with no object leaving before the table is laid anew
     safe_height_m: float = 0.32
 
@@ -68,6 +69,8 @@ class SimCellSettings:
         for name in self.builtin:
             if name not in BUILTIN_OBJECTS:
                 raise ValueError(f"builtin object {name!r} unknown; choose from {', '.join(BUILTIN_OBJECTS)}")
+        if self.gripper_mjcf is not None and not Path(self.gripper_mjcf).is_file():
+            raise ValueError(f"gripper_mjcf {self.gripper_mjcf!r} is not a file")
         if self.ycb_dir is not None and not Path(self.ycb_dir).is_dir():
             raise ValueError(f"ycb_dir {self.ycb_dir!r} is not a folder")
         for name in ("density_kg_m3", "finger_width_m", "open_width_m", "pad_friction",
@@ -75,6 +78,19 @@ class SimCellSettings:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"SimCellSettings.{name} must be finite and > 0, got {v!r}")
+
+
+def _hand(s: SimCellSettings) -> HandModel:
+    """The cell's jaw: the built-in parallel jaw of the 2F-85's size, or Menagerie's 2F-85."""
+    if s.gripper_mjcf is None:
+        return parallel_jaw(finger_width_m=s.finger_width_m, open_width_m=s.open_width_m,
+                            finger_length_m=s.finger_length_m, pad_length_m=s.pad_length_m,
+                            pad_friction=s.pad_friction, force_limit_n=235.0)
+    # Menagerie's model: one tendon actuator (control 0 open .. 255 closed), pads left_pad and
+    # right_pad, the "pinch" site between the fingertips as the TCP
+    return load_mjcf_hand(s.gripper_mjcf, closing_actuators=["fingers_actuator"],
+                          links=["left_pad", "right_pad"], tcp_site="pinch",
+                          aperture_m=s.open_width_m, name="robotiq_2f85")
 
 
 class SimCell:
@@ -86,11 +102,7 @@ class SimCell:
         self.settings = settings
         self._rng = np.random.default_rng(seed)
         self._cache_dir = cache_dir
-        self.hand = parallel_jaw(finger_width_m=settings.finger_width_m,
-                                 open_width_m=settings.open_width_m,
-                                 finger_length_m=settings.finger_length_m,
-                                 pad_length_m=settings.pad_length_m,
-                                 pad_friction=settings.pad_friction, force_limit_n=235.0)
+        self.hand = _hand(settings)
         self._catalogue = self._load_catalogue()
         self.world: CellWorld = None  # type: ignore[assignment]
         self.time_s = 0.0

@@ -57,7 +57,6 @@ class SimJawGripper(Gripper):
         self._active = False
         self._target = cell.world.ctrl_open   # the servo's control target
         self._rate = 1.0                       # control units per second
-        self._last_width: float | None = None
         self._settled = 0
         self.fault: tuple[int, str] | None = None  # injected device fault (code, message)
         self.stall = False         # injected: the fingers never report that they stopped
@@ -81,7 +80,6 @@ class SimJawGripper(Gripper):
         # control units per second for the commanded finger speed (both fingers: 2 v)
         self._rate = abs(w.ctrl_closed - w.ctrl_open) * 2.0 * speed_mps / w.hand.aperture_m
         self._settled = 0
-        self._last_width = None
         limit = force_limit(w.hand.name, force_n)
         w.model.actuator_forcerange[w.close_actuator] = (-limit, limit)
 
@@ -92,16 +90,17 @@ class SimJawGripper(Gripper):
         a = w.close_actuator
         dt = w.model.opt.timestep
         n_steps = max(1, int(round(POLL_S / dt)))
+        width0 = w.jaw_width_m()
         for _ in range(n_steps):  # the servo target runs towards the commanded width
             step = self._rate * dt
             ctrl[a] += float(np.clip(self._target - ctrl[a], -step, step))
             self._cell.step(1)
         width = w.jaw_width_m()
-        speed = 0.0 if self._last_width is None else abs(width - self._last_width) / (n_steps * dt)
-        self._last_width = width
+        speed = abs(width - width0) / (n_steps * dt)
         target_reached = abs(ctrl[a] - self._target) < 1e-9
-        self._settled = self._settled + 1 if target_reached and speed < SETTLED_SPEED_MPS else 0
-        moving = self.stall or self._settled < 3
+        still = target_reached and speed < SETTLED_SPEED_MPS
+        self._settled = self._settled + 1 if still else 0
+        moving = self.stall or not still
         closing = (self._target - w.ctrl_open) * (w.ctrl_closed - w.ctrl_open) > 0
         target_width = w.hand.aperture_m * (1.0 - (self._target - w.ctrl_open)
                                             / (w.ctrl_closed - w.ctrl_open))
@@ -135,6 +134,10 @@ class SimJawGripper(Gripper):
                 raise GripperTimeout(f"motion to width {width:g} m not finished within "
                                      f"{timeout_s:g} s (width now {st.width_m:.4f} m)",
                                      port=self._port)
+
+    def _motion_finished(self, st: GripperStatus) -> bool:
+        """Finished once the fingers have been still for three polls (30 ms)."""
+        return not st.moving and self._settled >= 3
 
     def _stop(self) -> None:
         self._check_link()

@@ -18,7 +18,7 @@ Physics settings, and why:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -63,6 +63,7 @@ class CellWorld:
     ctrl_closed: float = 1.0
     sep_open_m: float = 0.0     # pad-centre separation along the TCP x axis, open and closed
     sep_closed_m: float = 0.0
+    R_site_tcp: np.ndarray = field(default_factory=lambda: np.eye(3))
 
     def pad_separation_m(self) -> float:
         """Distance between the pads' centres along the closing direction now, metres."""
@@ -95,8 +96,10 @@ class CellWorld:
         return pose(self.data.xmat[b].reshape(3, 3), self.data.xpos[b])
 
     def T_world_tcp(self) -> np.ndarray:
-        """Pose of the gripper's TCP now, 4 x 4, metres."""
-        return pose(self.data.site_xmat[self.tcp_site].reshape(3, 3), self.data.site_xpos[self.tcp_site])
+        """Pose of the gripper's TCP now (the TCP site, turned so that x is the closing
+        direction), 4 x 4, metres."""
+        R = self.data.site_xmat[self.tcp_site].reshape(3, 3) @ self.R_site_tcp
+        return pose(R, self.data.site_xpos[self.tcp_site])
 
     def on_table(self) -> list[int]:
         """0-based indices of objects still in the cell (not parked on the floor)."""
@@ -237,6 +240,7 @@ def _calibrate_jaw(world: CellWorld) -> None:
     x = sep_open - (sep_open @ z) * z
     x /= np.linalg.norm(x)
     R = np.column_stack([x, np.cross(z, x), z])
+    world.R_site_tcp = T_site[:3, :3].T @ R
     world.T_root_tcp = np.linalg.inv(T_high) @ pose(R, T_site[:3, 3])
     world.sep_open_m, world.sep_closed_m = float(sep_open @ x), float(sep_closed @ x)
     world.teleport_flange(np.eye(4) @ T_high)

@@ -2,6 +2,8 @@
 loop must survive (it logs and carries on, or stops safely)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -170,3 +172,26 @@ def test_validate_mode_draws_grasps_below_the_top_level(tmp_path):
     scores = np.array([p.choice.score for p in plans])
     levels = {p.level for p in plans}
     assert len(levels) >= 2 and scores.min() < 0.8, (scores, levels)
+
+
+MENAGERIE_2F85 = Path(__file__).resolve().parents[2].parent / "shared/data/hands/robotiq_2f85/2f85.xml"
+
+
+@pytest.mark.skipif(not MENAGERIE_2F85.is_file(), reason="../shared/data/hands (Menagerie's "
+                    "Robotiq 2F-85) is not beside the repository")
+def test_the_loop_picks_with_menageries_robotiq_2f85(tmp_path):
+    import msgspec
+
+    from onboard._cellfile import GripperConfig, SimConfig
+
+    # Menagerie's TCP ("pinch") sits at the fingertips, 5 mm in from their ends
+    with small_cell(3, tmp_path, width_px=640,
+                    gripper=GripperConfig(tcp_to_tip_m=0.005),
+                    sim=msgspec.structs.replace(SimConfig(seed=3), gripper_mjcf=str(MENAGERIE_2F85))) as c:
+        assert c.devices.truth.hand.name == "robotiq_2f85"
+        recs = [c.pick_record() for _ in range(3)]
+    held = [r for r in recs if r.success]
+    assert held, [(r.outcome, r.error) for r in recs]
+    # the gripper's own judgement agrees with the simulator on the ones that held
+    assert all(r.object_detected for r in held)
+    assert all(0.01 < r.gripper_width_m < 0.085 for r in held)
