@@ -7,6 +7,7 @@ with no depth (all zeros), a disconnect (CameraDisconnected).
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -31,6 +32,9 @@ class SimCellCamera(Camera):
         self._cam: SimCamera | None = None
         self._world = None
         self.faults: list[str] = []   # "drop", "late", "no_depth", "disconnect"
+        # the pose the frames report, where it differs from where the camera really is (a
+        # cell whose hand-eye calibration is off); None: the true pose
+        self.reported_T_base_camera: np.ndarray | None = None
         self.late_s = 0.3
 
     @property
@@ -60,6 +64,8 @@ class SimCellCamera(Camera):
             time.sleep(self.late_s)
         self._cell.before_capture()
         frame = self._camera().read(timeout_s)
+        if self.reported_T_base_camera is not None:
+            frame = dataclasses.replace(frame, T_base_camera=self.reported_T_base_camera.copy())
         if fault == "no_depth":
             frame = RGBDFrame(color=frame.color, depth_m=np.zeros_like(frame.depth_m),
                               intrinsics=frame.intrinsics, T_base_camera=frame.T_base_camera,
