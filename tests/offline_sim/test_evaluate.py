@@ -100,7 +100,8 @@ def test_db_build_with_pfc_stores_it_and_db_top_ranks_by_it(tmp_path, monkeypatc
     with GraspDatabase(out) as db:
         t = db.grasps("box", "parallel", by="pfc")
     assert np.all((t.pfc >= 0) & (t.pfc <= 1))
-    assert (np.diff(t.pfc) <= 0).all()
+    # ranked by it, and the ranking means something: the candidates' P(fc) differ
+    assert (np.diff(t.pfc) <= 0).all() and t.pfc[0] > t.pfc[-1]
     # P(fc) is a share of 27 grid poses
     np.testing.assert_allclose(t.pfc * 27, np.round(t.pfc * 27), atol=1e-9)
     capsys.readouterr()
