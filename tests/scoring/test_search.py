@@ -18,6 +18,9 @@ def test_search_finds_a_centred_grasp_across_a_box():
     assert g.scores.score[0] >= 0.95
     # across the 40-px height (the 60-px width also fits), centred on that axis
     assert min(abs(g.theta[0] - math.pi / 2), g.theta[0], math.pi - g.theta[0]) < math.radians(8)
+    closing = (math.cos(g.theta[0]), math.sin(g.theta[0]))
+    off_centre = (g.x[0] - 150.0) * closing[0] + (g.y[0] - 110.0) * closing[1]
+    assert abs(off_centre) < 1.5    # px
 
 
 def test_same_seed_same_grasps_other_seed_other_candidates():
