@@ -87,7 +87,8 @@ def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, m
             assert len(ta) == 3
             np.testing.assert_array_equal(ta.candidate, tb.candidate)
             np.testing.assert_array_equal(ta.quality, tb.quality)
-            assert (np.diff(ta.quality) <= 0).all()
+            # ranked best first, and the candidates' qualities differ (all zeros also sort)
+            assert (np.diff(ta.quality) <= 0).all() and ta.quality[0] > ta.quality[-1]
 
 
 def test_db_build_with_pfc_stores_it_and_db_top_ranks_by_it(tmp_path, monkeypatch, capsys):
