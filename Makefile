@@ -7,7 +7,7 @@ VENV   ?= .venv
 TEST_EXTRAS ?= dev,gripper,realsense,sim,ray,learned,onboard,calib
 BIN := $(VENV)/bin
 
-.PHONY: install run test bench clean
+.PHONY: install run test test-nojit bench clean
 
 $(BIN)/.installed-$(TEST_EXTRAS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,24 @@ install: $(BIN)/.installed-$(TEST_EXTRAS)
 run: install
 	$(BIN)/graspline demo --out out/demo
 
+# Runs a pytest command; its "collected no tests" (exit status 5) is named, since make itself
+# reports every failing recipe with status 2.
+pytest_run = echo "$(1)"; status=0; $(1) || status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make $@: pytest collected no tests" >&2; fi; exit $$status
+
 test: install
-	$(BIN)/python -m pytest
+	@$(call pytest_run,$(BIN)/python -m pytest)
+
+# The Numba kernels run as plain Python (NUMBA_DISABLE_JIT=1) against their references, so
+# that coverage sees inside them and their pure-Python paths stay honest. Only the tests that
+# compare a kernel with its reference: they take seconds of CPU without JIT.
+KERNEL_TESTS := tests/scoring/test_kernel_vs_reference.py tests/scoring/test_normals.py \
+	tests/vision/test_kernels.py \
+	tests/scoring/test_search.py::test_non_max_suppression_drops_near_duplicates_and_keeps_theta_twins_out \
+	tests/scoring/test_search.py::test_non_max_suppression_respects_top_k
+
+test-nojit: install
+	@$(call pytest_run,NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q $(KERNEL_TESTS))
 
 bench: install
 	$(BIN)/python benchmarks/bench_scoring.py

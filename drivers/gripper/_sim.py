@@ -4,13 +4,15 @@ from __future__ import annotations
 import time
 
 from ._base import Gripper
-from ._errors import GripperFault
+from ._errors import GripperFault, GripperTimeout
 from ._specs import ROBOTIQ_2F85
 from ._types import FingerStatus, GraspResult, GripperSpec, GripperStatus
 
 
 class SimGripper(Gripper):
     """Fingers move at the commanded speed and stop on an object of ``object_width_m``.
+
+    A motion longer than its timeout_s raises GripperTimeout, the fingers where they were then.
 
     With ``realtime=False`` (default) a motion completes at once and its elapsed time is the
     kinematic duration (distance / speed); with ``realtime=True`` the call sleeps that long.
@@ -45,6 +47,15 @@ class SimGripper(Gripper):
         if obj is not None and width_m < obj <= self._width:
             end, detected = obj, True       # closing onto the object stops at its width
         self._duration = abs(self._width - end) / speed_mps
+        if self._duration > timeout_s:
+            # As a real gripper: fingers still moving when the time is up raise, where they are.
+            self._width += (end - self._width) * timeout_s / self._duration
+            self._duration, self._detected = timeout_s, False
+            if self.realtime:
+                time.sleep(timeout_s)
+            raise GripperTimeout(f"motion to width {width_m:g} m not finished within "
+                                 f"{timeout_s:g} s (width now {self._width:.4f} m)",
+                                 port=self._port)
         if self.realtime:
             time.sleep(self._duration)
         self._width, self._detected = end, detected

@@ -1,4 +1,5 @@
-"""SimGripper, the model registry and the lightweight import of the drivers package."""
+"""SimGripper beyond the common contract (test_gripper_contract.py), the model registry and
+the lightweight import of the drivers package."""
 from __future__ import annotations
 
 import subprocess
@@ -6,7 +7,7 @@ import sys
 
 import pytest
 
-from drivers.gripper import (MODELS, Gripper, GripperFault, SimGripper, gripper_class,
+from drivers.gripper import (MODELS, Gripper, GripperTimeout, SimGripper, gripper_class,
                              open_gripper)
 
 
@@ -18,26 +19,15 @@ def test_sim_grasp_stops_on_the_object_with_kinematic_time():
     assert r.elapsed_s == pytest.approx((0.085 - 0.03) / 0.1)
 
 
-def test_sim_grasp_without_object_reaches_the_width():
-    g = SimGripper()
-    g.activate()
-    r = g.grasp(0.02, speed_mps=0.05)
-    assert not r.object_detected and r.width_m == 0.02
-    assert g.open().width_m == 0.085
-    g.close()
-
-
-def test_sim_checks_ranges_like_the_real_drivers():
-    with SimGripper() as g:
+def test_sim_motion_past_its_timeout_raises_with_the_fingers_where_they_were():
+    with SimGripper(object_width_m=0.03) as g:
         g.activate()
-        with pytest.raises(ValueError, match=r"force_n must be within \[20, 235\] N, got 500"):
-            g.grasp(0.01, force_n=500)
-        assert g.commands == [("activate", 0.0)]      # nothing commanded
-
-
-def test_sim_requires_activation():
-    with SimGripper() as g, pytest.raises(GripperFault, match="activation bit"):
-        g.grasp(0.01)
+        with pytest.raises(GripperTimeout, match="not finished within 0.5 s"):
+            g.grasp(0.0, speed_mps=0.02, timeout_s=0.5)     # 55 mm at 20 mm/s: 2.75 s
+        st = g.status()
+        assert st.width_m == pytest.approx(0.085 - 0.02 * 0.5) and not st.object_detected
+        # the next motion starts from there: 45 mm left to the object
+        assert g.grasp(0.0, speed_mps=0.1).elapsed_s == pytest.approx(0.045 / 0.1)
 
 
 def test_sim_is_a_gripper_and_registered():

@@ -54,7 +54,19 @@ def test_evaluator_is_deterministic_and_records_its_diagnostics():
     ra, rb = a(1), b(1)
     assert ra.quality == rb.quality and ra.samples_run == rb.samples_run
     assert ra.seed == 2 * 1_000_003 + 1
-    assert 0.0 <= ra.quality <= 1.0 and ra.force_var is not None
+    assert ra.samples_run == 4 and not ra.discarded_early
+    # quality is the reliable share times the pose measure C, each over the samples run
+    assert ra.quality == pytest.approx(ra.success_rate * ra.c_mean, abs=1e-12)
+    # success is the mean of measure B (0, 0.5 or 1 per sample) over the 4 samples
+    assert ra.success_rate * 8 == pytest.approx(round(ra.success_rate * 8), abs=1e-9)
+    # the diagnostics are those of candidate 1's nominal grasp, simulated here on its own
+    c = f()
+    out = simulate_grasp(c.world, c.candidates.T_object_hand[1], preshape=c.candidates.preshape[1])
+    assert ra.nominal_ok == (out.measure_b > 0)
+    assert (ra.force_var, ra.position_var, ra.normal_var) == pytest.approx(
+        (out.hold.force_variation, out.hold.position_variation_m, out.hold.normal_variation),
+        rel=1e-9, abs=1e-15)
+    np.testing.assert_array_equal(ra.T_object_hand, c.candidates.T_object_hand[1])
     with pytest.raises(IndexError, match="only 3 collision-free candidates"):
         a(3)
 
@@ -75,7 +87,8 @@ def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, m
             assert len(ta) == 3
             np.testing.assert_array_equal(ta.candidate, tb.candidate)
             np.testing.assert_array_equal(ta.quality, tb.quality)
-            assert (np.diff(ta.quality) <= 0).all()
+            # ranked best first, and the candidates' qualities differ (all zeros also sort)
+            assert (np.diff(ta.quality) <= 0).all() and ta.quality[0] > ta.quality[-1]
 
 
 def test_db_build_with_pfc_stores_it_and_db_top_ranks_by_it(tmp_path, monkeypatch, capsys):
@@ -88,7 +101,8 @@ def test_db_build_with_pfc_stores_it_and_db_top_ranks_by_it(tmp_path, monkeypatc
     with GraspDatabase(out) as db:
         t = db.grasps("box", "parallel", by="pfc")
     assert np.all((t.pfc >= 0) & (t.pfc <= 1))
-    assert (np.diff(t.pfc) <= 0).all()
+    # ranked by it, and the ranking means something: the candidates' P(fc) differ
+    assert (np.diff(t.pfc) <= 0).all() and t.pfc[0] > t.pfc[-1]
     # P(fc) is a share of 27 grid poses
     np.testing.assert_allclose(t.pfc * 27, np.round(t.pfc * 27), atol=1e-9)
     capsys.readouterr()

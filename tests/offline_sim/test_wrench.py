@@ -52,10 +52,11 @@ def test_pad_grasp_is_force_closure_and_centred_beats_offset():
     assert centred > 0 and 0 <= offset < centred
 
 
-def test_more_friction_never_lowers_epsilon():
+def test_more_friction_raises_epsilon():
     p, n = box_pad_contacts()
     values = [ferrari_canny(p, n, mu=m, torque_scale_m=0.05) for m in (0.2, 0.4, 0.8)]
-    assert values == sorted(values)
+    # strictly: wider cones widen the hull (equal values would mean mu is ignored)
+    assert 0 < values[0] < values[1] < values[2]
 
 
 angles = st.floats(-math.pi, math.pi)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from onboard.cli import main
+from scoring import GripperProjection, score_candidates
 from tests.shapes import rectangle, wedge
 
 
@@ -25,6 +26,7 @@ def test_score_writes_overlay_and_json_with_top_grasps(silhouette_png, tmp_path,
                "--top", "3", "--out", str(out)])
     assert rc == 0
     report = json.loads((out / "scene_grasps.json").read_text())
+    sil = cv2.imread(str(silhouette_png), cv2.IMREAD_GRAYSCALE) > 0
     assert report["projection"] == {"finger_width_px": 15.0, "open_width_px": 100.0, "n_lines": 15}
     assert len(report["objects"]) == 2
     for obj in report["objects"]:
@@ -38,6 +40,14 @@ def test_score_writes_overlay_and_json_with_top_grasps(silhouette_png, tmp_path,
         assert set(best["features"]) == {"d_t", "r_r_rad", "s_a_rad", "s_f_px"}
         assert 0 < best["width_px"] < 100
         assert set(best["primary_contacts_px"]) == {"left", "right"}
+        # the reported scores are the measure of the reported grasps on the whole image
+        again = score_candidates(sil, [g["x_px"] for g in grasps], [g["y_px"] for g in grasps],
+                                 [g["theta_rad"] for g in grasps], GripperProjection(15, 100, 15))
+        np.testing.assert_allclose(again.score, scores, atol=1e-5)
+    # the rectangle (the smaller object) is found where it was drawn
+    rect = report["objects"][1]
+    assert rect["centroid_px"] == pytest.approx([80.0, 100.0], abs=0.5)
+    assert rect["area_px"] == pytest.approx(50 * 70, rel=0.05)
     overlay = cv2.imread(str(out / "scene_grasps.png"))
     assert overlay.shape[0] > 400 and overlay.shape[1] == 520  # scaled x2, colour bar below
     greenish = (overlay[..., 1] > 150) & (overlay[..., 2] < 120) & (overlay[..., 0] < 120)

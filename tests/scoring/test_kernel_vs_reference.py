@@ -70,3 +70,19 @@ def test_kernel_equals_reference_with_non_default_parameters():
         ref = reference_score(sil, x[k], y[k], theta[k], proj, params)
         assert (got.collision[k], got.missing[k]) == (ref.collision, ref.missing)
         assert got.score[k] == pytest.approx(ref.score, abs=1e-4)
+
+
+@pytest.mark.parametrize("sigma_px", [0.4, 1.0, 2.5])
+def test_smoothed_silhouette_equals_scipys_separable_gaussian_with_zero_border(sigma_px):
+    ndimage = pytest.importorskip("scipy.ndimage", reason="the reference blur is scipy's")
+    from scoring._blur import gaussian_taps, smoothed_silhouette
+
+    sil = varied_shapes()["ring+bar"][:90, :120]   # touches the image border: zero padding
+    taps = gaussian_taps(sigma_px)
+    assert taps.size == 2 * max(1, int(np.ceil(3 * sigma_px))) + 1
+    assert taps.sum() == pytest.approx(1.0) and taps.argmax() == taps.size // 2
+    ref = ndimage.correlate1d(sil.astype(np.float64), taps, axis=1, mode="constant", cval=0.0)
+    ref = ndimage.correlate1d(ref, taps, axis=0, mode="constant", cval=0.0)
+    got = smoothed_silhouette(sil, sigma_px)
+    assert got.dtype == np.float64 and got.shape == sil.shape
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)

@@ -63,6 +63,12 @@ def test_scores_are_bounded_finite_and_consistent(sil, proj, prm, cands):
         assert np.isfinite(raw[evaluated]).all() and (raw[evaluated] >= 0).all()
         assert np.isnan(raw[~evaluated]).all()
     assert (s.score[~evaluated] == 0).all()
+    # eq. 16 on every evaluated candidate: k times the weakest feature score plus (1 - k)
+    # times the mean of the other three
+    fs = np.stack([s.score_d_t, s.score_r_r, s.score_s_a, s.score_s_f])[:, evaluated]
+    lo = fs.min(axis=0)
+    expected = prm.k * lo + (1 - prm.k) * (fs.sum(axis=0) - lo) / 3
+    np.testing.assert_allclose(s.score[evaluated], expected, atol=1e-5)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
