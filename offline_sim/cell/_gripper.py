@@ -12,7 +12,6 @@ a stronger command is clamped there).
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from drivers.gripper import (SPECS, FingerStatus, GraspResult, Gripper, GripperD
                              GripperFault, GripperSpec, GripperStatus, GripperTimeout, LinearMap,
                              Range)
 
+TIMEOUT_RANGE = Range(0.001, 3600.0, "s")  # as the Gripper interface checks a timeout
 POLL_S = 0.01             # simulated time stepped per status read
 SETTLED_SPEED_MPS = 0.002  # a finger slower than this has stopped
 CONTACT_MARGIN_M = 0.002   # stopped this far short of the target: on an object
@@ -61,10 +61,14 @@ class SimJawGripper(Gripper):
         self.fault: tuple[int, str] | None = None  # injected device fault (code, message)
         self.stall = False         # injected: the fingers never report that they stopped
         self.disconnected = False  # injected: the port is gone
+        self.commands: list[tuple[str, float]] = []  # what was commanded (for the tests' rigs)
+        self.last_force_n: float | None = None
 
     # ---------------------------------------------------------------- device hooks
     def _activate(self, timeout_s: float) -> None:
         self._check_link()
+        self.commands.append(("activate", 0.0))
+        self.fault = None  # a reactivation clears a device fault, as on the real device
         self._active = True
         self._cell.gripper_reset()
 
@@ -77,8 +81,11 @@ class SimJawGripper(Gripper):
         w = self._cell.world
         closure = 1.0 - min(max(width_m / w.hand.aperture_m, 0.0), 1.0)
         self._target = w.ctrl_open + closure * (w.ctrl_closed - w.ctrl_open)
-        # control units per second for the commanded finger speed (both fingers: 2 v)
-        self._rate = abs(w.ctrl_closed - w.ctrl_open) * 2.0 * speed_mps / w.hand.aperture_m
+        # control units per second for the commanded speed (of the opening, as the Gripper
+        # interface's speed_mps is: each finger moves at half of it)
+        self._rate = abs(w.ctrl_closed - w.ctrl_open) * speed_mps / w.hand.aperture_m
+        self.commands.append(("move", width_m))
+        self.last_force_n = force_n
         self._settled = 0
         limit = force_limit(w.hand.name, force_n)
         w.model.actuator_forcerange[w.close_actuator] = (-limit, limit)
@@ -119,8 +126,7 @@ class SimJawGripper(Gripper):
         width = spec.width.check("width_m", width_m)
         speed = spec.speed.check("speed_mps", spec.speed.high if speed_mps is None else speed_mps)
         force = spec.force.check("force_n", spec.force.low if force_n is None else force_n)
-        if not (math.isfinite(timeout_s) and timeout_s > 0):
-            raise ValueError(f"timeout_s must be finite and > 0, got {timeout_s!r}")
+        timeout_s = TIMEOUT_RANGE.check("timeout_s", timeout_s)
         self._check_usable()
         t0 = self._cell.time_s
         self._start_motion(width, speed, force, timeout_s)
@@ -142,6 +148,7 @@ class SimJawGripper(Gripper):
     def _stop(self) -> None:
         self._check_link()
         w = self._cell.world
+        self.commands.append(("stop", w.jaw_width_m()))
         self._target = float(w.data.ctrl[w.close_actuator])
 
     def _close(self) -> None:

@@ -202,6 +202,61 @@ class SimRig(Rig):
         return len(g.commands)
 
 
+class SimCellRig(Rig):
+    """The simulated cell's jaw (offline_sim.cell.SimJawGripper): MuJoCo physics, the fingers
+    around a built-in box on the table; faults and a lost link are injected on the driver."""
+
+    name = "sim_jaw"
+    object_width_m = 0.05
+    unsupported = {
+        "replies": "the simulated jaw has no serial link whose replies could be lost",
+        "port": "the simulated jaw has no port to open, lose or get back",
+    }
+
+    def __init__(self, emulator: Callable[..., Any]) -> None:
+        super().__init__()
+        pytest.importorskip("mujoco")
+
+    def _make(self) -> Gripper:
+        import numpy as np
+
+        from offline_sim.cell import SimCell, SimCellSettings
+
+        settings = SimCellSettings(objects_per_table=(1, 1), builtin=("box",),
+                                   random_primitives=False, depth_noise=False)
+        for seed in range(20):  # a resting pose whose narrow side (5 cm) lies flat
+            cell = SimCell(settings, seed=seed)
+            w = cell.world
+            T = w.T_world_object(0)
+            axes = [k for k in range(3) if abs(T[2, k]) < 0.1]
+            ext = w.objects[0].extents_m
+            narrow = min(axes, key=lambda k: ext[k])
+            if abs(ext[narrow] - self.object_width_m) < 1e-6:
+                break
+        else:
+            raise RuntimeError("no resting pose of the built-in box shows its 5 cm side")
+        # the TCP at the box's centre, closing along its narrow side, pointing down
+        x = T[:3, narrow] * np.sign(T[0, narrow] or 1.0)
+        z = np.array([0.0, 0.0, -1.0])
+        T_tcp = np.eye(4)
+        T_tcp[:3, :3] = np.column_stack([x, np.cross(z, x), z])
+        T_tcp[:3, 3] = T[:3, 3]
+        w.teleport_flange(T_tcp @ np.linalg.inv(w.T_root_tcp))
+        cell.step(50)
+        return cell.gripper
+
+    def commands_executed(self, g: Gripper) -> int:
+        return sum(c != "activate" for c, _ in g.commands)
+
+    def commanded_force_n(self, g: Gripper) -> float:
+        return g.last_force_n
+
+    def device_fault(self) -> tuple[int, str]:
+        g = next(iter(self._opened))
+        g.fault = (0x0E, "overcurrent (injected)")
+        return 0x0E, "overcurrent"
+
+
 #: factories, one per implementation: f(emulator) -> Rig
 RIGS: list[Callable[[Callable[..., Any]], Rig]] = [Robotiq2F85Rig, Robotiq3FRig, BarrettRig,
-                                                    SimRig]
+                                                    SimRig, SimCellRig]
