@@ -75,8 +75,10 @@ def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path):
-    """n trials on a fresh simulated cell; (records, wall seconds per trial, render seconds)."""
+def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path,
+        checkpoint: int = 0):
+    """n trials on a fresh simulated cell; (records, wall seconds per trial). checkpoint > 0:
+    print resident memory and the longest cycle so far every that many trials."""
     import msgspec
     from tqdm import tqdm
 
@@ -91,6 +93,9 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
             t0 = time.perf_counter()
             recs.append(cell.pick_record())
             walls.append(time.perf_counter() - t0)
+            if checkpoint and len(walls) % checkpoint == 0:
+                print(f"| after {len(walls)} trials | RSS {rss_mib():.0f} MiB | longest cycle "
+                      f"{max(walls):.2f} s | median {np.median(walls):.2f} s |", flush=True)
     return recs, np.array(walls)
 
 
@@ -162,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(tempfile.mkdtemp(prefix="bench_cell-"))
     if args.soak:
         rss0 = rss_mib()
-        recs, walls = run(args.soak, "best", args.seed, args.ycb, image, out / "soak")
+        print(f"| soak start | RSS {rss0:.0f} MiB | | |", flush=True)
+        recs, walls = run(args.soak, "best", args.seed, args.ycb, image, out / "soak",
+                          checkpoint=50)
         rss1 = rss_mib()
         print(f"| soak: {args.soak} trials | start | end | unit |\n|---|---|---|---|")
         print(f"| resident memory | {rss0:.0f} | {rss1:.0f} | MiB |")
