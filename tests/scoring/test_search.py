@@ -73,7 +73,7 @@ def test_refinement_improves_on_the_global_rounds_when_threshold_is_missed():
     assert b.scores.score[0] > a.scores.score[0] + 0.005
     # and found near the global best: the region starts at 8 px / 15 deg and halves each round
     reach_px = sum(refined.refine_radius_px / 2 ** i for i in range(6))
-    reach = sum(refined.refine_angle / 2 ** i for i in range(6))
+    reach = sum(refined.refine_angle_rad / 2 ** i for i in range(6))
     assert math.hypot(b.x[0] - a.x[0], b.y[0] - a.y[0]) <= reach_px
     da = abs(b.theta[0] - a.theta[0]) % math.pi
     assert min(da, math.pi - da) <= reach
