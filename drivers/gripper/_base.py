@@ -127,19 +127,27 @@ class Gripper(abc.ABC):
         force = spec.force.check("force_n", spec.force.low if force_n is None else force_n)
         timeout_s = _TIMEOUT_RANGE.check("timeout_s", timeout_s)
         self._check_usable()
-        t0 = time.monotonic()
+        t0 = self._clock()
         deadline = t0 + timeout_s
         self._start_motion(width, speed, force, timeout_s)
         while True:
             st = self._read_status()
             self._raise_if_fault(st)
             if self._motion_finished(st):
-                return GraspResult(st.object_detected, st.width_m, time.monotonic() - t0, st)
-            if time.monotonic() >= deadline:
+                return GraspResult(st.object_detected, st.width_m, self._clock() - t0, st)
+            if self._clock() >= deadline:
                 raise GripperTimeout(
                     f"motion to width {width:g} m not finished within {timeout_s:g} s "
                     f"(width now {st.width_m:.4f} m)", port=self._port)
-            time.sleep(self._poll_interval_s)
+            self._wait()
+
+    def _clock(self) -> float:
+        """Seconds on the clock motions are timed by (a simulated device: its own clock)."""
+        return time.monotonic()
+
+    def _wait(self) -> None:
+        """Pause between two status polls of a motion."""
+        time.sleep(self._poll_interval_s)
 
     def _raise_if_fault(self, st: GripperStatus) -> None:
         if st.faulted:

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from drivers.gripper import (SPECS, FingerStatus, GraspResult, Gripper, GripperDisconnected,
-                             GripperFault, GripperSpec, GripperStatus, GripperTimeout, LinearMap,
+from drivers.gripper import (SPECS, FingerStatus, Gripper, GripperDisconnected,
+                             GripperFault, GripperSpec, GripperStatus, LinearMap,
                              Range)
 
-TIMEOUT_RANGE = Range(0.001, 3600.0, "s")  # as the Gripper interface checks a timeout
 POLL_S = 0.01             # simulated time stepped per status read
 SETTLED_SPEED_MPS = 0.002  # a finger slower than this has stopped
 CONTACT_MARGIN_M = 0.002   # stopped this far short of the target: on an object
@@ -119,27 +118,12 @@ class SimJawGripper(Gripper):
                              fingers=(FingerStatus("jaws", int(round(255 * closure)), closure,
                                                    detected),))
 
-    def _move(self, width_m: float, speed_mps: float | None, force_n: float | None,
-              timeout_s: float) -> GraspResult:
-        """As Gripper._move, with the deadline and the elapsed time on the cell's clock."""
-        spec = self._spec
-        width = spec.width.check("width_m", width_m)
-        speed = spec.speed.check("speed_mps", spec.speed.high if speed_mps is None else speed_mps)
-        force = spec.force.check("force_n", spec.force.low if force_n is None else force_n)
-        timeout_s = TIMEOUT_RANGE.check("timeout_s", timeout_s)
-        self._check_usable()
-        t0 = self._cell.time_s
-        self._start_motion(width, speed, force, timeout_s)
-        while True:
-            st = self._read_status()
-            self._raise_if_fault(st)
-            elapsed = self._cell.time_s - t0
-            if self._motion_finished(st):
-                return GraspResult(st.object_detected, st.width_m, elapsed, st)
-            if elapsed >= timeout_s:
-                raise GripperTimeout(f"motion to width {width:g} m not finished within "
-                                     f"{timeout_s:g} s (width now {st.width_m:.4f} m)",
-                                     port=self._port)
+    def _clock(self) -> float:
+        """The cell's simulated time: a motion's timeout and duration are the cell's."""
+        return self._cell.time_s
+
+    def _wait(self) -> None:
+        """No pause: each status read steps the world by POLL_S."""
 
     def _motion_finished(self, st: GripperStatus) -> bool:
         """Finished once the fingers have been still for three polls (30 ms)."""
