@@ -137,7 +137,9 @@ def test_finish_refuses_unknown_twice_and_contradictory_records(tmp_path):
             log.finish(TrialRecord(trial_id=tid, started_at_s=0.0, T_base_tcp=np.eye(3)))
         with pytest.raises(TrialLogError, match=r"image before_depth must be a 2-D array"):
             log.finish(TrialRecord(trial_id=tid, started_at_s=0.0),
-                       TrialImages(before_depth_m=np.zeros((4, 4, 3))))
+                       TrialImages(before_color=np.zeros((4, 4, 3), np.uint8),
+                                   before_depth_m=np.zeros((4, 4, 3))))
+        assert not (tmp_path / "images" / str(tid) / "before_color.png").exists()
         log.finish(TrialRecord(trial_id=tid, started_at_s=0.0, outcome="error", error="arm fault"))
         with pytest.raises(TrialLogError, match=f"trial {tid} is already finished"):
             log.finish(TrialRecord(trial_id=tid, started_at_s=0.0))
