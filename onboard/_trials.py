@@ -25,6 +25,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from ._types import GraspChoice
+
 SCHEMA_VERSION = 1
 DB_NAME = "trials.sqlite"
 IMAGE_NAMES = ("before_color", "before_depth", "after_color", "after_depth", "silhouette",
@@ -94,6 +96,21 @@ class TrialRecord:
     note: str = ""
     error: str = ""
     images: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def from_choice(cls, choice: GraspChoice, *, started_at_s: float, cell_hash: str = "",
+                    mode: str = "best") -> TrialRecord:
+        """A record holding the chosen grasp (pose, width, force, score, features, image pose,
+        candidates, stage timings so far); the outcome fields are left to fill in."""
+        return cls(trial_id=choice.trial_id, started_at_s=started_at_s, cell_hash=cell_hash,
+                   object_label=choice.object_label, mode=mode,
+                   n_candidates=choice.n_candidates, score=float(choice.score),
+                   features=dict(choice.features), source=choice.source,
+                   x_px=float(choice.x_px), y_px=float(choice.y_px),
+                   theta_rad=float(choice.theta_rad),
+                   T_base_tcp=np.array(choice.T_base_tcp, np.float64),
+                   width_m=float(choice.width_m), force_n=float(choice.force_n),
+                   stage_s=dict(choice.stage_s))
 
     @property
     def closed(self) -> bool:
