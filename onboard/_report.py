@@ -182,8 +182,10 @@ def _plot_levels(groups: list[GroupStats], path: Path) -> None:
                             xytext=(6, 6 + 10 * gi), fontsize=7, color=c)
         off = (gi - (len(groups) - 1) / 2) * width
         mv = np.array([lv.movement_score for lv in g.levels])
-        ax2.bar(x + off, np.nan_to_num(mv), width=width, color=c, alpha=0.3,
-                label=f"movement score, {g.name}")
+        has = np.isfinite(mv)  # no bar where no success had a movement estimate (not a 0)
+        if has.any():
+            ax2.bar((x + off)[has], mv[has], width=width, color=c, alpha=0.3,
+                    label=f"movement score, {g.name}")
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.02, 1.1)
     ax2.set_ylim(0, 1.1)

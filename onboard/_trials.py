@@ -25,6 +25,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from ._types import GraspChoice
+
 SCHEMA_VERSION = 1
 DB_NAME = "trials.sqlite"
 IMAGE_NAMES = ("before_color", "before_depth", "after_color", "after_depth", "silhouette",
@@ -32,6 +34,8 @@ IMAGE_NAMES = ("before_color", "before_depth", "after_color", "after_depth", "si
 OUTCOMES = ("pending", "success", "failure", "no_grasp", "error")
 OUTCOME_SOURCES = ("gripper+image", "simulator", "operator", "controller")
 MODES = ("best", "validate")
+_IMAGE_ATTRS = ("before_color", "before_depth_m", "after_color", "after_depth_m", "silhouette",
+                "overlay")  # the TrialImages field of each name in IMAGE_NAMES
 _DEPTH_MAX_MM = 65535  # 16-bit PNG: depth beyond 65.535 m is clipped
 
 
@@ -58,7 +62,8 @@ class TrialRecord:
     movement_m / movement_rad : the object's signed translation along the closing direction
     and its rotation while the fingers closed, from before/after depth (object_movement);
     truth_movement_m / truth_movement_rad : the same from the simulator's ground truth.
-    images : image name -> file path, filled in by the log for the images it holds.
+    images : image name -> file path of the images the log holds for the trial (filled in
+        by the log; ignored in a record given to finish).
     """
 
     trial_id: int
@@ -91,6 +96,21 @@ class TrialRecord:
     note: str = ""
     error: str = ""
     images: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def from_choice(cls, choice: GraspChoice, *, started_at_s: float, cell_hash: str = "",
+                    mode: str = "best") -> TrialRecord:
+        """A record holding the chosen grasp (pose, width, force, score, features, image pose,
+        candidates, stage timings so far); the outcome fields are left to fill in."""
+        return cls(trial_id=choice.trial_id, started_at_s=started_at_s, cell_hash=cell_hash,
+                   object_label=choice.object_label, mode=mode,
+                   n_candidates=choice.n_candidates, score=float(choice.score),
+                   features=dict(choice.features), source=choice.source,
+                   x_px=float(choice.x_px), y_px=float(choice.y_px),
+                   theta_rad=float(choice.theta_rad),
+                   T_base_tcp=np.array(choice.T_base_tcp, np.float64),
+                   width_m=float(choice.width_m), force_n=float(choice.force_n),
+                   stage_s=dict(choice.stage_s))
 
     @property
     def closed(self) -> bool:
@@ -344,8 +364,9 @@ class TrialLog:
                 raise TrialLogError(f"trial {tid} was never begun in {self.path}")
             if row[0] is not None:
                 raise TrialLogError(f"trial {tid} is already finished in {self.path}")
+            # the images are the ones written here; record.images is ignored
             stored = replace(record, finished_at_s=record.finished_at_s or time.time(),
-                             images=dict(record.images))
+                             images={})
             if record.outcome == "pending" and row[1] != "pending":
                 stored.outcome, stored.success = row[1], None if row[2] is None else bool(row[2])
                 stored.outcome_source, stored.note = row[3], row[4] or record.note
@@ -366,17 +387,17 @@ class TrialLog:
         return stored
 
     def _write_images(self, trial_id: int, images: TrialImages) -> dict[str, Path]:
-        """Write the given images of a trial (each atomically); name -> path."""
+        """Write the given images of a trial (each atomically); name -> path. All are
+        encoded before the first is written, so a bad one leaves no files behind."""
+        encoded = {name: _encode(name, getattr(images, attr), trial_id)
+                   for name, attr in zip(IMAGE_NAMES, _IMAGE_ATTRS)
+                   if getattr(images, attr) is not None}
         folder = self.directory / "images" / str(trial_id)
         folder.mkdir(parents=True, exist_ok=True)
         written = {}
-        for name, attr in zip(IMAGE_NAMES, ("before_color", "before_depth_m", "after_color",
-                                             "after_depth_m", "silhouette", "overlay")):
-            img = getattr(images, attr)
-            if img is not None:
-                path = folder / f"{name}.png"
-                _write_png_atomic(path, _encode(name, img, trial_id))
-                written[name] = path
+        for name, img in encoded.items():
+            written[name] = folder / f"{name}.png"
+            _write_png_atomic(written[name], img)
         return written
 
     def report_outcome(self, trial_id: int, success: bool, note: str = "",

@@ -78,6 +78,24 @@ def test_finished_trial_reads_back_every_field_and_image(tmp_path):
     assert raw.dtype == np.uint16 and raw[5, 5] == round(float(imgs.after_depth_m[5, 5]) * 1000)
 
 
+def test_record_from_grasp_choice_carries_the_chosen_grasp(tmp_path):
+    from onboard._types import GraspChoice
+
+    T = np.eye(4)
+    T[:3, 3] = (0.5, 0.1, 0.03)
+    choice = GraspChoice(trial_id=3, object_label="bowl", T_base_tcp=T, pregrasp_m=0.1,
+                         width_m=0.07, force_n=15.0, score=0.81, features={"d_t": 0.2},
+                         source="image_search", x_px=40.0, y_px=22.5, theta_rad=1.2,
+                         n_candidates=720, stage_s={"search": 0.004})
+    rec = TrialRecord.from_choice(choice, started_at_s=5.0, cell_hash="h", mode="validate")
+    assert (rec.trial_id, rec.object_label, rec.mode, rec.cell_hash) == (3, "bowl", "validate", "h")
+    assert (rec.score, rec.width_m, rec.force_n, rec.n_candidates) == (0.81, 0.07, 15.0, 720)
+    assert (rec.x_px, rec.y_px, rec.theta_rad, rec.source) == (40.0, 22.5, 1.2, "image_search")
+    assert rec.features == {"d_t": 0.2} and rec.stage_s == {"search": 0.004}
+    np.testing.assert_array_equal(rec.T_base_tcp, T)
+    assert rec.outcome == "pending" and rec.success is None
+
+
 def test_no_grasp_trial_has_no_pose_and_no_images(tmp_path):
     with TrialLog(tmp_path) as log:
         tid = log.begin()
@@ -137,7 +155,9 @@ def test_finish_refuses_unknown_twice_and_contradictory_records(tmp_path):
             log.finish(TrialRecord(trial_id=tid, started_at_s=0.0, T_base_tcp=np.eye(3)))
         with pytest.raises(TrialLogError, match=r"image before_depth must be a 2-D array"):
             log.finish(TrialRecord(trial_id=tid, started_at_s=0.0),
-                       TrialImages(before_depth_m=np.zeros((4, 4, 3))))
+                       TrialImages(before_color=np.zeros((4, 4, 3), np.uint8),
+                                   before_depth_m=np.zeros((4, 4, 3))))
+        assert not (tmp_path / "images" / str(tid) / "before_color.png").exists()
         log.finish(TrialRecord(trial_id=tid, started_at_s=0.0, outcome="error", error="arm fault"))
         with pytest.raises(TrialLogError, match=f"trial {tid} is already finished"):
             log.finish(TrialRecord(trial_id=tid, started_at_s=0.0))
