@@ -1,6 +1,7 @@
 """Throughput of the image-space scoring kernel against its plain-Python reference.
 
-A 640 x 480 silhouette with rectangles, ellipses, a polygon and a ring; a gripper of 15 px
+A 640 x 480 silhouette with rectangles, ellipses, a polygon and a ring (drawn with
+scoring.shapes, as the tests draw theirs); a gripper of 15 px
 fingers, 100 px opening and 15 grasp lines; candidates uniform in each object's bounding box
 grown by half the open width, θ uniform. Prints one table (figure, unit, baseline) and the
 floors this machine must reach. Every timing is run --repeats times (the reference
@@ -12,6 +13,7 @@ Run: python benchmarks/bench_scoring.py [--candidates 1000000] [--repeats 10]
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import time
@@ -23,6 +25,7 @@ import numpy as np
 
 from scoring import GripperProjection, prepare_silhouette, score_candidates
 from scoring.reference import reference_score
+from scoring.shapes import ellipse, polygon, rectangle, ring
 
 PAPER_MS_PER_CANDIDATE = 2.04  # Tan et al. 2021, IV-B: Python on an i7-8750H
 FLOOR_MIX_PER_S = 1_000_000    # all cores, the whole mix (issue 2)
@@ -30,16 +33,14 @@ FLOOR_EVAL_PER_S = 400_000     # all cores, fully evaluated candidates only
 
 
 def bench_silhouette() -> np.ndarray:
-    """(480, 640) uint8: two rectangles, two ellipses, a polygon and a ring."""
-    sil = np.zeros((480, 640), np.uint8)
-    cv2.rectangle(sil, (50, 50), (120, 170), 1, -1)
-    cv2.fillPoly(sil, [np.round(cv2.boxPoints(((260.0, 110.0), (150.0, 40.0), 30.0))).astype(np.int32)], 1)
-    cv2.ellipse(sil, (470, 110), (45, 30), 20, 0, 360, 1, -1)
-    cv2.ellipse(sil, (580, 330), (25, 40), 0, 0, 360, 1, -1)
-    cv2.fillPoly(sil, [np.array([[90, 290], [170, 300], [150, 420], [80, 400], [100, 350]], np.int32)], 1)
-    cv2.circle(sil, (340, 350), 44, 1, -1)
-    cv2.circle(sil, (340, 350), 30, 0, -1)
-    return sil
+    """(480, 640) uint8: two rectangles, two ellipses, a polygon and a ring (scoring.shapes)."""
+    shape = (480, 640)
+    return (rectangle(shape, (85, 110), 70, 120)
+            | rectangle(shape, (260, 110), 150, 40, math.radians(30))
+            | ellipse(shape, (470, 110), 45, 30, math.radians(20))
+            | ellipse(shape, (580, 330), 25, 40)
+            | polygon(shape, np.array([[90, 290], [170, 300], [150, 420], [80, 400], [100, 350]]))
+            | ring(shape, (340, 350), 44, 30))
 
 
 def bench_candidates(sil: np.ndarray, n: int, grow_px: float, seed: int = 0) -> tuple:

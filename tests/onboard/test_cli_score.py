@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from onboard.cli import main
-from tests.shapes import rectangle, wedge
+from scoring.shapes import rectangle, wedge
 
 
 @pytest.fixture
