@@ -155,15 +155,16 @@ def main() -> None:
                      ("underactuated", underactuated(), obj)]
     import mujoco
 
-    print(f"bench_sim: {args.n} candidates per row, single process, timestep {args.timestep * 1e3:g} ms, "
-          f"mujoco {mujoco.__version__}")
+    print(f"bench_sim: {args.n} candidates per row, single process, timestep "
+          f"{args.timestep * 1e3:g} ms, mujoco {mujoco.__version__}")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f}")
     # per CPU second: what one unshared core gives; the machine is often shared, so the wall
     # figure (what this run got) can be lower by the load
-    header = ("hand on object", "sims/s", "per CPU s", "median", "p99", "MuJoCo alone sims/s",
-              "share", "sims", "sim s", "mean B")
-    print("  ".join(header) + "   (median, p99: ms per simulation; share: MuJoCo alone / full)")
+    print("median, p99: wall ms per simulation; baseline: MuJoCo alone on the same trials, "
+          "sims/s and its share of the full time")
+    print(f"{'hand on object':<46} {'sims/s':>7} {'per CPU s':>9} {'median':>7} {'p99':>7}  "
+          f"{'baseline':>8} {'share':>5}  {'sims':>4} {'sim s':>5} {'mean B':>6}")
     if ycb_note:
         print(ycb_note)
     three_finger_scanned: list[tuple[float, float, str]] = []  # (wall, per CPU s, object)
@@ -183,10 +184,10 @@ def main() -> None:
             three_finger_bottle = per_s
         if k:
             phys = k / r.physics_s.sum()
-            print(f"{hand_name} on {'YCB ' if scanned else ''}{name}  {per_s:6.1f}  {per_cpu_s:6.1f}  "
-                  f"{1e3 * np.median(r.wall_s):6.1f}  {1e3 * np.percentile(r.wall_s, 99):6.1f}  "
-                  f"{phys:6.1f}  {r.physics_s.sum() / r.wall_s.sum():4.2f}  {k}  {r.sim_s:.2f}  "
-                  f"{r.mean_b:.2f}")
+            label = f"{hand_name} on {'YCB ' if scanned else ''}{name}"
+            print(f"{label:<46} {per_s:7.1f} {per_cpu_s:9.1f} {1e3 * np.median(r.wall_s):7.1f} "
+                  f"{1e3 * np.percentile(r.wall_s, 99):7.1f}  {phys:8.1f} "
+                  f"{r.physics_s.sum() / r.wall_s.sum():5.2f}  {k:4d} {r.sim_s:5.2f} {r.mean_b:6.2f}")
         else:
             print(f"{hand_name} on {'YCB ' if scanned else ''}{name}  no collision-free candidate")
     load = os.getloadavg()[0]
@@ -194,14 +195,15 @@ def main() -> None:
         # the slowest scanned object decides: the floor holds for every one of them
         wall, cpu, name = min(three_finger_scanned)
         verdict = "meets" if wall >= FLOOR_THREE_FINGER_PER_S else "BELOW"
-        print(f"floor three_finger on a scanned, decomposed object (wall): {FLOOR_THREE_FINGER_PER_S:.0f}/s "
-              f"-> {verdict} ({wall:.1f}/s wall, {cpu:.1f}/s per CPU s on the slowest, the {name}; "
+        print(f"floor three_finger on a scanned, decomposed object (wall): "
+              f"{FLOOR_THREE_FINGER_PER_S:.0f}/s -> {verdict} ({wall:.1f}/s wall, {cpu:.1f}/s per CPU s on the slowest, the {name}; "
               f"load average now {load:.2f})"
               + (f"; left out, under {MIN_SIMS_FOR_FLOOR} sims: {', '.join(few)}" if few else ""))
     else:
         print(f"floor three_finger on a scanned, decomposed object: not judged "
               f"({ycb_note or 'too few candidates: ' + ', '.join(few)}); "
-              f"{three_finger_bottle:.1f}/s on the procedural 3-part bottle; load average now {load:.2f}")
+              f"{three_finger_bottle:.1f}/s on the procedural 3-part bottle; load average now "
+              f"{load:.2f}")
     print(f"paper figure (not measured here): Kim et al. 2013 ran 100,000 simulations in about four "
           f"days, {KIM_PER_S:.2f}/s")
 

@@ -269,7 +269,8 @@ class RealSenseCamera(Camera):
         if self._recording is not None:
             return ("re-record it with `graspline record` (a live camera) or record_frames, which "
                     "store both streams with their metadata")
-        return "the camera's firmware or calibration table may be damaged (check it in the RealSense Viewer)"
+        return ("the camera's firmware or calibration table may be damaged (check it in the "
+                "RealSense Viewer)")
 
     def _stream_intrinsics(self, stream: Any, name: str) -> Any:
         """The rs.intrinsics of a video stream; CameraError when the source stores none
@@ -280,10 +281,11 @@ class RealSenseCamera(Camera):
             raise CameraError(f"{self.source}: the {name} stream has no intrinsics ({exc}); "
                               f"{self._advice()}") from exc
         if not (intr.fx > 0 and intr.fy > 0 and intr.width > 0 and intr.height > 0):
+            consequence = ("frames have no camera model" if name == "colour"
+                           else "depth cannot be aligned to colour")
             raise CameraError(
                 f"{self.source}: the {name} stream has no intrinsics (focal length fx={intr.fx:g}, "
-                f"fy={intr.fy:g} px, size {intr.width} x {intr.height}), so "
-                f"{'frames have no camera model' if name == 'colour' else 'depth cannot be aligned to colour'}; "
+                f"fy={intr.fy:g} px, size {intr.width} x {intr.height}), so {consequence}; "
                 f"{self._advice()}")
         return intr
 
