@@ -5,7 +5,8 @@ request -> reply round trips of status() and stop(), and the status polling rate
 The baseline is the time the same bytes take on the wire at the model's baud rate (8N1: 10 bits
 a byte), computed in the same run from the frames actually sent. A pty has no baud rate, so the
 measured figure is the software cost (driver + emulator + kernel); on hardware, the wire time
-adds to it.
+adds to it. Round trips: the median and p99 of every one timed (not a best-of); the polling
+rate is the count over the whole run.
 
 Run: .venv/bin/python benchmarks/bench_gripper.py [--n 300] [--seconds 2]
 """
@@ -62,6 +63,8 @@ def robotiq_rows(n: int, seconds: float) -> list[tuple[str, str, float, float]]:
          1e3 * wire_s(status_bytes, baud)),
         ("robotiq2f85 stop() (read + write), median", "ms", 1e3 * statistics.median(sp),
          1e3 * wire_s(status_bytes + write_bytes, baud)),
+        ("robotiq2f85 stop() (read + write), p99", "ms", 1e3 * _p99(sp),
+         1e3 * wire_s(status_bytes + write_bytes, baud)),
         ("robotiq2f85 status polling rate", "Hz", rate, 1.0 / per_poll_wire),
     ]
     return rows
@@ -77,6 +80,8 @@ def barrett_rows(n: int, seconds: float) -> list[tuple[str, str, float, float]]:
         rate = poll_rate(g.status, seconds)
     return [
         ("barrett status() (FGET P) round trip, median", "ms", 1e3 * statistics.median(st),
+         1e3 * wire_s(fget_bytes, baud)),
+        ("barrett status() (FGET P) round trip, p99", "ms", 1e3 * _p99(st),
          1e3 * wire_s(fget_bytes, baud)),
         ("barrett status polling rate", "Hz", rate, 1.0 / wire_s(fget_bytes, baud)),
     ]

@@ -1,9 +1,14 @@
 """Throughput of the image-space scoring kernel against its plain-Python reference.
 
-A 640 x 480 silhouette with rectangles, ellipses, a polygon and a ring; a gripper of 15 px
+A 640 x 480 silhouette with rectangles, ellipses, a polygon and a ring (drawn with
+scoring.shapes, as the tests draw theirs); a gripper of 15 px
 fingers, 100 px opening and 15 grasp lines; candidates uniform in each object's bounding box
 grown by half the open width, θ uniform. Prints one table (figure, unit, baseline) and the
-floors this machine must reach. Run: python benchmarks/bench_scoring.py [--candidates N]
+floors this machine must reach. Every timing is run --repeats times (the reference
+--reference-repeats times) and the table gives the median and the p99 of all the runs, not the
+best; the baselines (the plain-Python reference, one thread) are measured in the same run.
+
+Run: python benchmarks/bench_scoring.py [--candidates 1000000] [--repeats 10]
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import math
 import os
 import platform
 import time
+from dataclasses import dataclass
 
 import cv2
 import numba
@@ -19,6 +25,7 @@ import numpy as np
 
 from scoring import GripperProjection, prepare_silhouette, score_candidates
 from scoring.reference import reference_score
+from scoring.shapes import ellipse, polygon, rectangle, ring
 
 PAPER_MS_PER_CANDIDATE = 2.04  # Tan et al. 2021, IV-B: Python on an i7-8750H
 FLOOR_MIX_PER_S = 1_000_000    # all cores, the whole mix (issue 2)
@@ -26,16 +33,14 @@ FLOOR_EVAL_PER_S = 400_000     # all cores, fully evaluated candidates only
 
 
 def bench_silhouette() -> np.ndarray:
-    """(480, 640) uint8: two rectangles, two ellipses, a polygon and a ring."""
-    sil = np.zeros((480, 640), np.uint8)
-    cv2.rectangle(sil, (50, 50), (120, 170), 1, -1)
-    cv2.fillPoly(sil, [np.round(cv2.boxPoints(((260.0, 110.0), (150.0, 40.0), 30.0))).astype(np.int32)], 1)
-    cv2.ellipse(sil, (470, 110), (45, 30), 20, 0, 360, 1, -1)
-    cv2.ellipse(sil, (580, 330), (25, 40), 0, 0, 360, 1, -1)
-    cv2.fillPoly(sil, [np.array([[90, 290], [170, 300], [150, 420], [80, 400], [100, 350]], np.int32)], 1)
-    cv2.circle(sil, (340, 350), 44, 1, -1)
-    cv2.circle(sil, (340, 350), 30, 0, -1)
-    return sil
+    """(480, 640) uint8: two rectangles, two ellipses, a polygon and a ring (scoring.shapes)."""
+    shape = (480, 640)
+    return (rectangle(shape, (85, 110), 70, 120)
+            | rectangle(shape, (260, 110), 150, 40, math.radians(30))
+            | ellipse(shape, (470, 110), 45, 30, math.radians(20))
+            | ellipse(shape, (580, 330), 25, 40)
+            | polygon(shape, np.array([[90, 290], [170, 300], [150, 420], [80, 400], [100, 350]]))
+            | ring(shape, (340, 350), 44, 30))
 
 
 def bench_candidates(sil: np.ndarray, n: int, grow_px: float, seed: int = 0) -> tuple:
@@ -52,21 +57,26 @@ def bench_candidates(sil: np.ndarray, n: int, grow_px: float, seed: int = 0) -> 
     return np.concatenate(xs)[order], np.concatenate(ys)[order], rng.uniform(0, np.pi, n)
 
 
-def best_rate(fn, n_items: int, repeats: int) -> float:
-    """Items per second of the fastest of ``repeats`` runs of fn()."""
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return n_items / best
+@dataclass(frozen=True)
+class Rates:
+    """Items per second of the median run and of the p99 (slow) run of fn()."""
+
+    median: float
+    p99: float
+
+
+def rates(fn, n_items: int, repeats: int) -> Rates:
+    """Time ``repeats`` runs of fn() over n_items items; keep every run."""
+    t = np.array([_timed(fn) for _ in range(repeats)])
+    return Rates(n_items / float(np.median(t)), n_items / float(np.percentile(t, 99)))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--candidates", type=int, default=1_000_000)
     ap.add_argument("--reference", type=int, default=300, help="candidates for the reference")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=10, help="timed runs of the kernel per figure")
+    ap.add_argument("--reference-repeats", type=int, default=3, help="timed runs of the reference")
     args = ap.parse_args()
 
     sil = bench_silhouette()
@@ -77,47 +87,57 @@ def main() -> None:
     prep = prepare_silhouette(sil)
     score_candidates(prep, x[:8], y[:8], t[:8], proj)
     compile_s = time.perf_counter() - t0  # first call: compile, or load numba's cache
-    prep_s = min(_timed(lambda: prepare_silhouette(sil)) for _ in range(args.repeats))
+    prep_ms = 1e3 * np.array([_timed(lambda: prepare_silhouette(sil)) for _ in range(args.repeats)])
 
     all_cores = numba.config.NUMBA_NUM_THREADS
     scores = score_candidates(prep, x, y, t, proj)
     ev = scores.evaluated
     xe, ye, te = x[ev], y[ev], t[ev]
-    rates = {}
+    kernel = {}
     for threads in sorted({1, all_cores}):
         numba.set_num_threads(threads)
-        rates[threads] = (
-            best_rate(lambda: score_candidates(prep, x, y, t, proj), x.size, args.repeats),
-            best_rate(lambda: score_candidates(prep, xe, ye, te, proj), xe.size, args.repeats))
+        kernel[threads] = (
+            rates(lambda: score_candidates(prep, x, y, t, proj), x.size, args.repeats),
+            rates(lambda: score_candidates(prep, xe, ye, te, proj), xe.size, args.repeats))
     numba.set_num_threads(all_cores)
 
     n_ref = min(args.reference, x.size)
-    ref_rate = best_rate(lambda: [reference_score(sil, x[k], y[k], t[k], proj)
-                                  for k in range(n_ref)], n_ref, 1)
+    ref = rates(lambda: [reference_score(sil, x[k], y[k], t[k], proj) for k in range(n_ref)],
+                n_ref, args.reference_repeats)
     n_ref_ev = min(args.reference, xe.size)
-    ref_rate_ev = best_rate(lambda: [reference_score(sil, xe[k], ye[k], te[k], proj)
-                                     for k in range(n_ref_ev)], n_ref_ev, 1)
+    ref_ev = rates(lambda: [reference_score(sil, xe[k], ye[k], te[k], proj) for k in range(n_ref_ev)],
+                   n_ref_ev, args.reference_repeats)
 
-    mix1, ev1 = rates[1]
-    mixn, evn = rates[all_cores]
+    mix1, ev1 = kernel[1]
+    mixn, evn = kernel[all_cores]
     paper_rate = 1e3 / PAPER_MS_PER_CANDIDATE
     rows = [
-        ("candidates/s, mix, 1 thread", f"{mix1:,.0f}", "1/s", f"reference {ref_rate:,.0f}/s",
-         f"x{mix1 / ref_rate:,.0f}"),
-        (f"candidates/s, mix, {all_cores} threads", f"{mixn:,.0f}", "1/s",
-         f"1 thread {mix1:,.0f}/s", f"x{mixn / mix1:.2f}"),
-        ("time per candidate, mix, all threads", f"{1e6 / mixn:.3f}", "us",
-         f"paper {PAPER_MS_PER_CANDIDATE * 1e3:.0f} us", f"x{mixn / paper_rate:,.0f}"),
+        ("candidates/s, mix, 1 thread, median", f"{mix1.median:,.0f}", "1/s",
+         f"reference {ref.median:,.0f}/s", f"x{mix1.median / ref.median:,.0f}"),
+        ("candidates/s, mix, 1 thread, p99 run", f"{mix1.p99:,.0f}", "1/s",
+         f"reference {ref.p99:,.0f}/s", f"x{mix1.p99 / ref.p99:,.0f}"),
+        (f"candidates/s, mix, {all_cores} threads, median", f"{mixn.median:,.0f}", "1/s",
+         f"1 thread {mix1.median:,.0f}/s", f"x{mixn.median / mix1.median:.2f}"),
+        (f"candidates/s, mix, {all_cores} threads, p99 run", f"{mixn.p99:,.0f}", "1/s",
+         f"1 thread {mix1.p99:,.0f}/s", f"x{mixn.p99 / mix1.p99:.2f}"),
+        ("time per candidate, mix, all threads, median", f"{1e6 / mixn.median:.3f}", "us",
+         f"paper {PAPER_MS_PER_CANDIDATE * 1e3:.0f} us (cited)", f"x{mixn.median / paper_rate:,.0f}"),
         ("fully evaluated fraction of the mix", f"{ev.mean():.3f}", "-", "-", "-"),
-        ("candidates/s, evaluated only, 1 thread", f"{ev1:,.0f}", "1/s",
-         f"reference {ref_rate_ev:,.0f}/s", f"x{ev1 / ref_rate_ev:,.0f}"),
-        (f"candidates/s, evaluated only, {all_cores} threads", f"{evn:,.0f}", "1/s",
-         f"1 thread {ev1:,.0f}/s", f"x{evn / ev1:.2f}"),
-        ("prepare silhouette (blur, normals)", f"{prep_s * 1e3:.2f}", "ms", "-", "-"),
+        ("candidates/s, evaluated only, 1 thread, median", f"{ev1.median:,.0f}", "1/s",
+         f"reference {ref_ev.median:,.0f}/s", f"x{ev1.median / ref_ev.median:,.0f}"),
+        ("candidates/s, evaluated only, 1 thread, p99 run", f"{ev1.p99:,.0f}", "1/s",
+         f"reference {ref_ev.p99:,.0f}/s", f"x{ev1.p99 / ref_ev.p99:,.0f}"),
+        (f"candidates/s, evaluated only, {all_cores} threads, median", f"{evn.median:,.0f}", "1/s",
+         f"1 thread {ev1.median:,.0f}/s", f"x{evn.median / ev1.median:.2f}"),
+        (f"candidates/s, evaluated only, {all_cores} threads, p99 run", f"{evn.p99:,.0f}", "1/s",
+         f"1 thread {ev1.p99:,.0f}/s", f"x{evn.p99 / ev1.p99:.2f}"),
+        ("prepare silhouette (blur, normals), median / p99",
+         f"{np.median(prep_ms):.2f} / {np.percentile(prep_ms, 99):.2f}", "ms", "-", "-"),
         ("first call (compile or cache load)", f"{compile_s:.2f}", "s", "-", "-"),
     ]
     print(f"bench_scoring: {args.candidates:,} candidates on a 640x480 silhouette, n_lines=15, "
-          f"r=100 px, w=15 px; reference on {n_ref} (+{n_ref_ev} evaluated)")
+          f"r=100 px, w=15 px; {args.repeats} runs per kernel figure; reference on {n_ref} "
+          f"(+{n_ref_ev} evaluated) candidates, {args.reference_repeats} runs")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"numba {numba.__version__} ({numba.threading_layer()} threads)")
     widths = [max(len(r[i]) for r in rows + [("figure", "value", "unit", "baseline", "ratio")])
@@ -127,8 +147,9 @@ def main() -> None:
                         for i, (c, w) in enumerate(zip(row, widths))))
     for name, value, floor in (("mix, all cores", mixn, FLOOR_MIX_PER_S),
                                ("evaluated only, all cores", evn, FLOOR_EVAL_PER_S)):
-        verdict = "meets" if value >= floor else "BELOW"
-        print(f"floor {name}: {floor:,}/s -> {verdict} ({value:,.0f}/s)")
+        verdict = "meets" if value.median >= floor else "BELOW"
+        print(f"floor {name}: {floor:,}/s -> {verdict} (median run {value.median:,.0f}/s, "
+              f"p99 run {value.p99:,.0f}/s)")
 
 
 def _timed(fn) -> float:

@@ -20,6 +20,11 @@ built-in bottle when ../shared/data/ycb is absent (said in the output). The can 
 candidate the three-finger hand gets on it is collision-free at the start; on the lying mustard
 bottle more than half of the side approaches hit the table.
 
+Each figure is one run of the whole workload (a database build, a full P(fc) grid), so there
+is no per-run distribution to take a median of; the same-run baselines are the work without
+early discard and the exact ε at every pose. Kim's and Weisz & Allen's times are cited from
+their papers and marked so.
+
 Run: .venv/bin/python benchmarks/bench_uncertainty.py [--candidates 100] [--workers 2]
      [--pfc-grasps 1] [--skip-kim] [--skip-pfc]
 """
@@ -83,13 +88,13 @@ def kim_workload(src: ObjectSource, hand: str, n: int, workers: int) -> None:
         ("simulations run (nominal + samples)", f"{sims:,}", "sims", f"{no_discard:,} without early discard"),
         ("candidates discarded early", f"{s.discarded_early}", "of " + str(k), ""),
         ("Monte Carlo trials saved by early discard", f"{1 - s.trials_run / s.trials_planned:.1%}", "",
-         "Kim: up to 80 % (watering can)"),
+         "paper (cited): Kim up to 80 % (watering can)"),
         ("wall time, measured", f"{wall:,.0f}", "s", f"includes worker start-up ({setup:.1f} s each)"),
         ("simulations per second (wall)", f"{sims / wall:.1f}", "sims/s",
-         f"Kim {KIM_SIMS / KIM_SECONDS:.2f}"),
+         f"paper (cited, not measured): Kim {KIM_SIMS / KIM_SECONDS:.2f}"),
         ("1,000 candidates, extrapolated x%.0f" % scale, f"{wall * scale / 60:,.1f}", "min", ""),
         ("1,000 candidates without early discard, extrapolated", f"{no_discard * scale * per_sim / 3600:,.1f}",
-         "h", "Kim: about 4 days (100,000 sims, mug)"),
+         "h", "paper (cited): Kim about 4 days (100,000 sims, mug)"),
     ]
     for name, value, unit, base in rows:
         print(f"{name:<52} {value:>12}  {unit:<8} {base}")
@@ -123,7 +128,7 @@ def pfc_time(src: ObjectSource, hand: str, n_grasps: int, step_mm: float, step_d
         print(f"{k:>5} {r.pfc:>6.3f} {r.nominal_epsilon:>9.4f} {r.wall_s / 60:>8.1f} m "
               f"{r.wall_s / len(grid) * 1e3:>6.2f} ms {r.mean_steps:>6.1f}  "
               f"{exact / 60:>8.1f} m (x{exact / r.wall_s:.1f})  "
-              f"< {WEISZ_SECONDS / 60:.0f} min worst case -> {WEISZ_SECONDS / r.wall_s:.0f}x")
+              f"paper (cited): < {WEISZ_SECONDS / 60:.0f} min worst case -> {WEISZ_SECONDS / r.wall_s:.0f}x")
 
 
 def main() -> None:

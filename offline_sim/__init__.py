@@ -25,6 +25,7 @@ from ._objects import (BUILTIN_OBJECTS, Decomposition, GraspObject, builtin_obje
                        load_object, object_mjcf)
 from ._tabletop import (ObjectSpec, TabletopScene, build_tabletop_scene, random_specs,
                         support_points, ycb_specs)
+from ._views import FIGURE_VIEWS, figure_scene, scene_footprint
 from ._uncertainty import (MonteCarloResult, MonteCarloSettings, PoseErrorModel, TrialMeasures,
                            evaluate_under_uncertainty, grid_transforms, pfc_grid,
                            probability_of_force_closure, sample_pose_errors)
@@ -34,7 +35,7 @@ __all__ = [
     # scenes and objects
     "ObjectSpec", "TabletopScene", "build_tabletop_scene", "random_specs", "support_points",
     "ycb_specs", "BUILTIN_OBJECTS", "Decomposition", "GraspObject", "builtin_object",
-    "decompose", "load_object", "object_mjcf",
+    "decompose", "load_object", "object_mjcf", "FIGURE_VIEWS", "figure_scene", "scene_footprint",
     # hands and the grasp simulation
     "Drive", "HandModel", "parallel_jaw", "three_finger", "underactuated", "load_mjcf_hand",
     "builtin_hand",

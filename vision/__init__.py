@@ -10,6 +10,7 @@ from typing import Any
 
 from ._base import Segmenter
 from ._errors import BackendUnavailable, VisionError, WeightsError, WeightsNotFound
+from ._figures import MIN_VISIBLE_PX, FrameFigures, evaluate_frame, mask_iou
 from ._registry import BACKENDS, make_segmenter, segmenter_class
 from ._silhouette import silhouette
 from ._tabletop import TabletopSegmenter, fit_support_plane
@@ -22,6 +23,8 @@ __all__ = [
     "BACKENDS",
     "BackendUnavailable",
     "Detectron2Segmenter",
+    "FrameFigures",
+    "MIN_VISIBLE_PX",
     "MaskRCNNSegmenter",
     "ObjectMask",
     "Segmenter",
@@ -31,8 +34,10 @@ __all__ = [
     "VisionError",
     "WeightsError",
     "WeightsNotFound",
+    "evaluate_frame",
     "fit_support_plane",
     "make_segmenter",
+    "mask_iou",
     "segmenter_class",
     "silhouette",
 ]

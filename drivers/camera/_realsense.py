@@ -68,13 +68,23 @@ class RealSenseCamera(Camera):
     streams are already registered (same intrinsics, identity extrinsics, as in recordings made
     by record_frames) depth is not re-aligned: librealsense's align would only add rounding
     holes.
+
+    What the camera or recording must state, and the fallbacks: both streams' intrinsics
+    (none: CameraError, re-record); the depth-to-colour extrinsics (none: CameraError, unless
+    T_color_depth is given: the pose of the depth optical frame in the colour optical frame,
+    4 x 4, metres, from a calibration file, which then replaces what the source reports); the
+    depth units (none: CameraError, unless depth_units_m is given, metres per z16 unit, e.g.
+    0.001 for a D435, 0.0001 for a D405; a source that states other units than depth_units_m
+    is a CameraError too, since one of the two is wrong).
     """
 
     def __init__(self, serial: str | None = None, *, width: int = 640, height: int = 480,
                  fps: int = 30, recording: str | os.PathLike | None = None,
                  real_time: bool = False, record_to: str | os.PathLike | None = None,
                  reconnect_after: int = 3, hardware_reset: bool = False,
-                 reconnect_wait_s: float = 10.0, T_base_camera: np.ndarray | None = None) -> None:
+                 reconnect_wait_s: float = 10.0, T_base_camera: np.ndarray | None = None,
+                 T_color_depth: np.ndarray | None = None,
+                 depth_units_m: float | None = None) -> None:
         self._closed = True  # until opened: a failed __init__ leaves nothing to close
         for name, value in (("width", width), ("height", height), ("fps", fps),
                             ("reconnect_after", reconnect_after)):
@@ -97,7 +107,16 @@ class RealSenseCamera(Camera):
             if T_base_camera.shape != (4, 4) or not np.isfinite(T_base_camera).all():
                 raise ValueError(f"RealSenseCamera: T_base_camera must be a finite 4 x 4 array, "
                                  f"got shape {T_base_camera.shape}")
+        if T_color_depth is not None:
+            T_color_depth = _check_rigid(T_color_depth, "T_color_depth")
+        if depth_units_m is not None and not (
+                isinstance(depth_units_m, (int, float)) and not isinstance(depth_units_m, bool)
+                and math.isfinite(depth_units_m) and depth_units_m > 0):
+            raise ValueError(f"RealSenseCamera: depth_units_m must be finite and > 0 metres, got "
+                             f"{depth_units_m!r}")
         self._T_base_camera = T_base_camera
+        self._T_color_depth = T_color_depth
+        self._depth_units_m = None if depth_units_m is None else float(depth_units_m)
         self._reconnect_after = reconnect_after
         self._hardware_reset = hardware_reset
         self._reconnect_wait_s = float(reconnect_wait_s)
@@ -222,8 +241,10 @@ class RealSenseCamera(Camera):
     def _setup_streams(self, profile: Any) -> None:
         """Read the depth scale, intrinsics and formats; decide whether depth needs aligning."""
         rs = self._rs
-        depth = profile.get_stream(rs.stream.depth).as_video_stream_profile()
-        color = profile.get_stream(rs.stream.color).as_video_stream_profile()
+        depth_stream = profile.get_stream(rs.stream.depth)
+        color_stream = profile.get_stream(rs.stream.color)
+        depth = depth_stream.as_video_stream_profile()
+        color = color_stream.as_video_stream_profile()
         if depth.format() != rs.format.z16:
             raise CameraError(f"{self.source}: depth format {depth.format().name} is not "
                               f"supported (z16 is)")
@@ -232,15 +253,87 @@ class RealSenseCamera(Camera):
                               f"supported ({', '.join(_RGB_ORDER)} are)")
         self._rgb_order = _RGB_ORDER[color.format().name]
         self._frame_interval_s = 1.0 / max(1, color.fps())
-        self._depth_scale_m = float(profile.get_device().first_depth_sensor().get_depth_scale())
-        color_intr = color.get_intrinsics()
+        self._depth_scale_m = self._depth_units(profile)
+        color_intr = self._stream_intrinsics(color, "colour")
         try:
             self._intrinsics = intrinsics_from_rs(color_intr)
         except ValueError as exc:
             raise CameraError(f"{self.source}: colour intrinsics: {exc}") from exc
-        registered = (_same_intrinsics(depth.get_intrinsics(), color_intr)
-                      and _is_identity(depth.get_extrinsics_to(color)))
+        depth_intr = self._stream_intrinsics(depth, "depth")
+        extrinsics = self._depth_to_color(depth_stream, color_stream)
+        registered = _same_intrinsics(depth_intr, color_intr) and _is_identity(extrinsics)
         self._align = None if registered else rs.align(rs.stream.color)
+
+    def _advice(self) -> str:
+        """What to do about a recording or camera that leaves out stream metadata."""
+        if self._recording is not None:
+            return ("re-record it with `graspline record` (a live camera) or record_frames, which "
+                    "store both streams with their metadata")
+        return ("the camera's firmware or calibration table may be damaged (check it in the "
+                "RealSense Viewer)")
+
+    def _stream_intrinsics(self, stream: Any, name: str) -> Any:
+        """The rs.intrinsics of a video stream; CameraError when the source stores none
+        (librealsense then reports zeros, or raises)."""
+        try:
+            intr = stream.get_intrinsics()
+        except RuntimeError as exc:
+            raise CameraError(f"{self.source}: the {name} stream has no intrinsics ({exc}); "
+                              f"{self._advice()}") from exc
+        if not (intr.fx > 0 and intr.fy > 0 and intr.width > 0 and intr.height > 0):
+            consequence = ("frames have no camera model" if name == "colour"
+                           else "depth cannot be aligned to colour")
+            raise CameraError(
+                f"{self.source}: the {name} stream has no intrinsics (focal length fx={intr.fx:g}, "
+                f"fy={intr.fy:g} px, size {intr.width} x {intr.height}), so {consequence}; "
+                f"{self._advice()}")
+        return intr
+
+    def _depth_to_color(self, depth_stream: Any, color_stream: Any) -> Any:
+        """The depth-to-colour rs.extrinsics: T_color_depth when given (registered with
+        librealsense, so align uses it), else the source's; CameraError when neither exists."""
+        rs = self._rs
+        if self._T_color_depth is not None:
+            extrinsics = rs.extrinsics()
+            # rs.extrinsics: p_color = R p_depth + t, R stored column-major, t in metres
+            extrinsics.rotation = self._T_color_depth[:3, :3].ravel(order="F").tolist()
+            extrinsics.translation = self._T_color_depth[:3, 3].tolist()
+            depth_stream.register_extrinsics_to(color_stream, extrinsics)
+            return extrinsics
+        try:
+            return depth_stream.get_extrinsics_to(color_stream)
+        except RuntimeError as exc:  # "Requested extrinsics are not available!"
+            raise CameraError(
+                f"{self.source}: has no depth-to-colour extrinsics, so depth cannot be put in the "
+                f"colour image; {self._advice()}, or pass T_color_depth= (the depth optical frame "
+                f"in the colour optical frame, 4 x 4, metres) from a calibration file") from exc
+
+    def _depth_units(self, profile: Any) -> float:
+        """Metres per z16 unit: the depth sensor's depth_units option, or depth_units_m when
+        the source has none; CameraError when neither is there or they disagree."""
+        rs = self._rs
+        try:
+            sensor = profile.get_device().first_depth_sensor()
+        except RuntimeError as exc:
+            raise CameraError(f"{self.source}: no depth sensor ({exc}); {self._advice()}") from exc
+        stated = None
+        if sensor.supports(rs.option.depth_units):
+            stated = float(sensor.get_option(rs.option.depth_units))
+            if not (math.isfinite(stated) and stated > 0):
+                stated = None
+        given = self._depth_units_m
+        if stated is None and given is None:
+            # librealsense would answer 1 mm here, which is 10x off for a D405 (0.1 mm units)
+            raise CameraError(
+                f"{self.source}: states no depth units (the depth sensor's depth_units option), "
+                f"so depth cannot be put in metres; pass depth_units_m= the units of the camera "
+                f"it was recorded with (0.001 for a D435 by default, 0.0001 for a D405), or "
+                f"{self._advice()}")
+        if stated is not None and given is not None and not math.isclose(stated, given, rel_tol=1e-5):
+            raise CameraError(f"{self.source}: states depth units of {stated:.6g} m, but "
+                              f"depth_units_m={given!r} was passed; leave depth_units_m out to use "
+                              f"the source's")
+        return stated if stated is not None else given
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -390,6 +483,19 @@ _RGB_ORDER = {"rgb8": [0, 1, 2], "bgr8": [2, 1, 0], "rgba8": [0, 1, 2], "bgra8":
 def _same_intrinsics(a: Any, b: Any) -> bool:
     return (a.width, a.height, a.fx, a.fy, a.ppx, a.ppy, a.model, list(a.coeffs)) == \
            (b.width, b.height, b.fx, b.fy, b.ppx, b.ppy, b.model, list(b.coeffs))
+
+
+def _check_rigid(T: object, name: str) -> np.ndarray:
+    """T as a float64 4 x 4 rigid transform; ValueError naming it otherwise."""
+    a = np.asarray(T, dtype=np.float64)
+    if a.shape != (4, 4) or not np.isfinite(a).all():
+        raise ValueError(f"RealSenseCamera: {name} must be a finite 4 x 4 array, got shape {a.shape}")
+    R = a[:3, :3]
+    err = float(np.abs(R.T @ R - np.eye(3)).max())
+    if err > 1e-6 or np.linalg.det(R) < 0 or np.abs(a[3] - (0, 0, 0, 1)).max() > 1e-12:
+        raise ValueError(f"RealSenseCamera: {name} must be a rigid transform (orthonormal "
+                         f"rotation, det +1, last row 0 0 0 1), got rotation error {err:.2e}")
+    return a
 
 
 def _is_identity(extrinsics: Any) -> bool:

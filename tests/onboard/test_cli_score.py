@@ -9,7 +9,7 @@ import pytest
 
 from onboard.cli import main
 from scoring import GripperProjection, score_candidates
-from tests.shapes import rectangle, wedge
+from scoring.shapes import rectangle, wedge
 
 
 @pytest.fixture

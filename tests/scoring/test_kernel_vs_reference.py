@@ -6,7 +6,7 @@ import pytest
 
 from scoring import GripperProjection, MeasureParams, score_candidates
 from scoring.reference import reference_score
-from tests.shapes import ellipse, polygon, rectangle, ring, wedge
+from scoring.shapes import ellipse, polygon, rectangle, ring, wedge
 
 SHAPE = (200, 240)
 FEATURES = ("d_t", "r_r", "s_a", "s_f", "score_d_t", "score_r_r", "score_s_a", "score_s_f", "score")

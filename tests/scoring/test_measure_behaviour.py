@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from scoring import GripperProjection, MeasureParams, grasp_region_profile, score_candidates
-from tests.shapes import grasp_in_frame, rectangle, rotate_points, wedge, ellipse
+from scoring.shapes import grasp_in_frame, rectangle, rotate_points, wedge, ellipse
 
 SHAPE = (240, 320)
 CENTRE = (160.0, 120.0)

@@ -6,7 +6,7 @@ import pytest
 
 from scoring import contact_normal, disc_weights, normal_field
 from scoring.reference import reference_normal
-from tests.shapes import ellipse, rectangle
+from scoring.shapes import ellipse, rectangle
 
 
 def test_disc_weights_are_circular_and_symmetric():

@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scoring import GripperProjection, MeasureParams, score_candidates, search_grasps
-from tests.shapes import ellipse, polygon, rectangle
+from scoring.shapes import ellipse, polygon, rectangle
 
 
 @st.composite

@@ -6,7 +6,7 @@ import pytest
 
 from scoring import (GripperProjection, SearchParams, non_max_suppression, prepare_silhouette,
                      score_candidates, search_grasps)
-from tests.shapes import rectangle, wedge
+from scoring.shapes import rectangle, wedge
 
 SHAPE = (240, 320)
 PROJ = GripperProjection(15, 100, 15)
