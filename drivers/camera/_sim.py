@@ -10,9 +10,10 @@ from ._base import Camera
 from ._types import Intrinsics, RGBDFrame
 
 
-def intrinsics_from_fov(width: int = 640, height: int = 480, hfov_deg: float = 69.0) -> Intrinsics:
+def intrinsics_from_fov(width: int = 640, height: int = 480,
+                        hfov_rad: float = math.radians(69.0)) -> Intrinsics:
     """Distortion-free intrinsics with a horizontal field of view (a D435's colour camera: 69°)."""
-    f = 0.5 * width / math.tan(math.radians(hfov_deg) / 2.0)
+    f = 0.5 * width / math.tan(hfov_rad / 2.0)
     return Intrinsics(width, height, f, f, (width - 1) / 2.0, (height - 1) / 2.0)
 
 
@@ -22,7 +23,7 @@ class DepthNoise:
 
     Stereo matching errs by ``subpixel_px`` of disparity (d = f b / z), so the depth error grows
     with distance squared: σ_z = z² σ_d / (f b). Depth is stored in ``depth_unit_m`` steps.
-    Holes: surfaces seen at more than ``max_incidence_deg`` from their normal, a band of
+    Holes: surfaces seen at more than ``max_incidence_rad`` from their normal, a band of
     ``edge_px`` pixels beside depth steps larger than ``edge_jump_m`` (occlusion shadows; each
     pixel lost with probability ``edge_drop``), random ``dropout``, and ranges outside
     [min_range_m, max_range_m].
@@ -31,7 +32,7 @@ class DepthNoise:
     baseline_m: float = 0.050
     subpixel_px: float = 0.08
     depth_unit_m: float = 0.001
-    max_incidence_deg: float = 78.0
+    max_incidence_rad: float = math.radians(78.0)
     edge_jump_m: float = 0.02
     edge_px: int = 2
     edge_drop: float = 0.6
@@ -130,7 +131,7 @@ class SimCamera(Camera):
             disparity = np.where(hit, f_b / z, 0.0) + rng.normal(0.0, p.subpixel_px, z.shape)
             z = np.where(hit & (disparity > 0), f_b / disparity, 0.0)
         z = np.round(z / p.depth_unit_m) * p.depth_unit_m
-        holes = ~hit | (cos_incidence < math.cos(math.radians(p.max_incidence_deg)))
+        holes = ~hit | (cos_incidence < math.cos(p.max_incidence_rad))
         holes |= (z < p.min_range_m) | (z > p.max_range_m)
         holes |= rng.random(z.shape) < p.dropout
         holes |= self._edge_band(depth, p) & (rng.random(z.shape) < p.edge_drop)

@@ -121,7 +121,7 @@ class SimCell:
         self.new_table()
         SimJawGripper.__init__(self.gripper, self)
         intr = intrinsics_from_fov(settings.image_width_px, settings.image_height_px,
-                                   math.degrees(settings.hfov_rad))
+                                   settings.hfov_rad)
         eye = np.array([0.0, -settings.camera_height_m * math.tan(settings.camera_tilt_rad),
                         settings.camera_height_m])
         self.camera = SimCellCamera(self, intr, look_at(eye, np.zeros(3), up=(0.0, 1.0, 0.0)),
