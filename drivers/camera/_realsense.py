@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from scoring import check_pose
+
 from ._base import Camera
 from ._errors import CameraDisconnected, CameraError, CameraTimeout, EndOfRecording
 from ._rs import import_pyrealsense2, intrinsics_from_rs
@@ -103,10 +105,7 @@ class RealSenseCamera(Camera):
             raise ValueError("RealSenseCamera: recording= plays a file; it does not go with "
                              f"serial={serial!r} or record_to={record_to!r}")
         if T_base_camera is not None:
-            T_base_camera = np.asarray(T_base_camera, np.float64)
-            if T_base_camera.shape != (4, 4) or not np.isfinite(T_base_camera).all():
-                raise ValueError(f"RealSenseCamera: T_base_camera must be a finite 4 x 4 array, "
-                                 f"got shape {T_base_camera.shape}")
+            T_base_camera = _check_rigid(T_base_camera, "T_base_camera")
         if T_color_depth is not None:
             T_color_depth = _check_rigid(T_color_depth, "T_color_depth")
         if depth_units_m is not None and not (
@@ -487,15 +486,7 @@ def _same_intrinsics(a: Any, b: Any) -> bool:
 
 def _check_rigid(T: object, name: str) -> np.ndarray:
     """T as a float64 4 x 4 rigid transform; ValueError naming it otherwise."""
-    a = np.asarray(T, dtype=np.float64)
-    if a.shape != (4, 4) or not np.isfinite(a).all():
-        raise ValueError(f"RealSenseCamera: {name} must be a finite 4 x 4 array, got shape {a.shape}")
-    R = a[:3, :3]
-    err = float(np.abs(R.T @ R - np.eye(3)).max())
-    if err > 1e-6 or np.linalg.det(R) < 0 or np.abs(a[3] - (0, 0, 0, 1)).max() > 1e-12:
-        raise ValueError(f"RealSenseCamera: {name} must be a rigid transform (orthonormal "
-                         f"rotation, det +1, last row 0 0 0 1), got rotation error {err:.2e}")
-    return a
+    return check_pose(T, f"RealSenseCamera: {name}")
 
 
 def _is_identity(extrinsics: Any) -> bool:

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scoring import check_pose
+
 
 @dataclass(frozen=True)
 class Intrinsics:
@@ -92,11 +94,7 @@ class RGBDFrame:
         if self.depth_m.dtype != np.float32:
             self.depth_m = self.depth_m.astype(np.float32)
         if self.T_base_camera is not None:
-            T = np.asarray(self.T_base_camera, np.float64)
-            if T.shape != (4, 4) or not np.isfinite(T).all():
-                raise ValueError(f"RGBDFrame: T_base_camera must be a finite 4 x 4 array, got "
-                                 f"shape {T.shape}")
-            self.T_base_camera = T
+            self.T_base_camera = check_pose(self.T_base_camera, "RGBDFrame: T_base_camera")
         if self.instance_ids is not None and self.instance_ids.shape != (h, w):
             raise ValueError(f"RGBDFrame: instance_ids must be ({h}, {w}), got "
                              f"{self.instance_ids.shape}")

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from offline_sim import figure_scene, scene_footprint
-from vision import FrameFigures, evaluate_frame
+from vision import FrameFigures, evaluate_frame, mask_iou
 
 YCB_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ycb"
 
@@ -18,9 +20,19 @@ def ycb_dir() -> Path | None:
     return YCB_DIR if YCB_DIR.is_dir() else None
 
 
-def scene_and_camera(seed: int, view: str, *, noise: bool = True):
+def scene_and_camera(seed: int, view: str, *, noise: bool = True, width: int = 640,
+                     height: int = 480):
     """(scene, SimCamera) of figure scene ``seed`` seen from ``view``, with YCB meshes when present."""
-    return figure_scene(seed, view, ycb_dir=ycb_dir(), noise=noise)
+    return figure_scene(seed, view, ycb_dir=ycb_dir(), noise=noise, width=width, height=height)
+
+
+def true_footprint(scene, instance: int, sil) -> np.ndarray:
+    """(H, W) bool: the silhouette plane's pixels whose approach line meets object
+    ``instance`` (offline_sim.scene_footprint on the silhouette's plane)."""
+    return scene_footprint(scene, instance, sil.T_base_plane, sil.shape, sil.metres_per_px)
+
+
+iou = mask_iou
 
 
 def evaluate(scene, frame, segmenter=None, *, seed: int = 0, view: str = "") -> FrameFigures:
