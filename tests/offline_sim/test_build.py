@@ -14,8 +14,9 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from offline_sim import (BuildTarget, GraspRecord, MonteCarloSettings, TrialMeasures,  # noqa: E402
-                         build_database, evaluate_under_uncertainty, ferrari_canny)
+from offline_sim import (BuildInputsChanged, BuildTarget, GraspDatabaseWriter,  # noqa: E402
+                         GraspRecord, MonteCarloSettings, TrialMeasures, build_database,
+                         evaluate_under_uncertainty, ferrari_canny)
 from scoring import GraspDatabase  # noqa: E402
 
 
@@ -31,6 +32,7 @@ class PlanarJawEvaluator:
     mu: float = 0.4
     samples: int = 20
     delay_s: float = 0.0
+    delay_from: int = 0  # candidates from this index on take delay_s longer
 
     def __call__(self, k: int) -> GraspRecord:
         offset = -self.half_length_m + 2 * self.half_length_m * (k % 20) / 19
@@ -49,7 +51,7 @@ class PlanarJawEvaluator:
             ok = eps > 0.001 and abs(angle) < math.atan(self.mu)
             return TrialMeasures(b=1.0 if ok else 0.0, c=1.0 - abs(y) / self.half_length_m, a=eps)
 
-        if self.delay_s:
+        if self.delay_s and k >= self.delay_from:
             time.sleep(self.delay_s)
         r = evaluate_under_uncertainty(trial, MonteCarloSettings(n_samples=self.samples,
                                                                  seed=self.seed * 100003 + k))
@@ -61,15 +63,19 @@ class PlanarJawEvaluator:
                            a_mean=r.a_mean, b_mean=r.b_mean, c_mean=r.c_mean, seed=self.seed)
 
 
-def target(n=40, seed=1, delay_s=0.0):
-    return BuildTarget("bar", "planar_jaw", "1", {"mu": 0.4}, n,
-                       functools.partial(PlanarJawEvaluator, seed=seed, delay_s=delay_s),
-                       {"radius_m": 0.05})
+def target(n=40, seed=1, delay_s=0.0, delay_from=0, *, obj="bar", hand="planar_jaw",
+           mu=0.4, mesh="bar-mesh-v1"):
+    """A build target of the planar jaw on a bar; its recorded inputs are the hand's mu, the
+    mesh digest and the seed (the Monte Carlo settings)."""
+    return BuildTarget(obj, hand, "1", {"mu": mu}, n,
+                       functools.partial(PlanarJawEvaluator, seed=seed, mu=mu, delay_s=delay_s,
+                                         delay_from=delay_from),
+                       {"radius_m": 0.05, "mesh_sha256": mesh}, {"monte_carlo": f"seed={seed}"})
 
 
-def table(path):
+def table(path, obj="bar", hand="planar_jaw"):
     with GraspDatabase(path) as db:
-        return db.grasps("bar", "planar_jaw")
+        return db.grasps(obj, hand)
 
 
 def test_same_results_whatever_the_number_of_workers(tmp_path):
@@ -152,7 +158,7 @@ def test_build_killed_with_sigkill_resumes_to_the_same_database(tmp_path):
 
 def test_ray_build_matches_the_local_build(tmp_path):
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         build_database([target(n=20)], tmp_path / "ray.db", ray_address="local", progress=False)
     finally:
@@ -161,3 +167,119 @@ def test_ray_build_matches_the_local_build(tmp_path):
     a, b = table(tmp_path / "ray.db"), table(tmp_path / "local.db")
     assert sorted(a.candidate) == list(range(20))
     np.testing.assert_array_equal(a.quality[np.argsort(a.candidate)], b.quality[np.argsort(b.candidate)])
+
+
+def test_resume_with_changed_inputs_stops_naming_each_changed_input_and_keeps_the_rows(tmp_path):
+    path = tmp_path / "g.db"
+    build_database([target(n=10), target(n=5, obj="cup")], path, workers=0, progress=False)
+    before = table(path)
+    with pytest.raises(BuildInputsChanged) as info:
+        build_database([target(n=10, seed=2, mu=0.5), target(n=5, obj="cup", mesh="bar-mesh-v2")],
+                       path, workers=0, progress=False)
+    assert info.value.changes == {"bar/planar_jaw": ["hand", "monte_carlo"],
+                                  "cup/planar_jaw": ["mesh"]}
+    assert "bar/planar_jaw changed hand, monte_carlo; cup/planar_jaw changed mesh" in str(info.value)
+    after = table(path)
+    np.testing.assert_array_equal(after.candidate, before.candidate)
+    np.testing.assert_array_equal(after.quality, before.quality)
+    con = sqlite3.connect(path)
+    # refused before it started: no build was logged for it
+    assert [r[0] for r in con.execute("SELECT status FROM build_log")] == ["finished"]
+
+
+def test_resume_with_changed_inputs_and_restart_rebuilds_only_the_changed_target(tmp_path):
+    path = tmp_path / "g.db"
+    build_database([target(n=10), target(n=5, obj="cup")], path, workers=0, progress=False)
+    cup_before = table(path, "cup")
+    s = build_database([target(n=10, seed=2, mu=0.5), target(n=5, obj="cup")], path, workers=0,
+                       progress=False, on_change="restart")
+    assert s.restarted == ["bar/planar_jaw"] and (s.evaluated, s.skipped) == (10, 5)
+    bar = table(path)
+    assert sorted(bar.candidate) == list(range(10))
+    ref = tmp_path / "ref.db"
+    build_database([target(n=10, seed=2, mu=0.5)], ref, workers=0, progress=False)
+    want = table(ref)
+    np.testing.assert_array_equal(bar.quality, want.quality)  # the new inputs' results alone
+    np.testing.assert_array_equal(table(path, "cup").quality, cup_before.quality)
+    with GraspDatabase(path) as db:
+        assert db.hand_params("planar_jaw") == {"mu": 0.5}
+        state = {(t.object_name, t.status, t.done, t.n_candidates) for t in db.targets()}
+    assert state == {("bar", "finished", 10, 10), ("cup", "finished", 5, 5)}
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT COUNT(*) FROM grasps").fetchone()[0] == 15
+    assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 15
+    # the same inputs again: nothing to do, nothing restarted
+    s = build_database([target(n=10, seed=2, mu=0.5)], path, workers=0, progress=False)
+    assert (s.evaluated, s.skipped, s.restarted) == (0, 10, [])
+
+
+def test_schema_1_database_is_migrated_and_its_unrecorded_grasps_are_not_reused(tmp_path):
+    path = tmp_path / "old.db"
+    build_database([target(n=4)], path, workers=0, progress=False)
+    con = sqlite3.connect(path)  # make it what a schema-1 build left
+    con.executescript("DROP TABLE targets; ALTER TABLE build_log DROP COLUMN pid; "
+                      "UPDATE meta SET value='1' WHERE key='schema_version';")
+    con.close()
+    with pytest.raises(BuildInputsChanged, match="bar/planar_jaw was built before inputs were recorded"):
+        build_database([target(n=4)], path, workers=0, progress=False)
+    s = build_database([target(n=4)], path, workers=0, progress=False, on_change="restart")
+    assert s.restarted == ["bar/planar_jaw"] and s.evaluated == 4
+    with GraspDatabase(path) as db:
+        assert [(t.done, t.status) for t in db.targets()] == [(4, "finished")]
+
+
+SLOW = """
+import sys
+sys.path.insert(0, {root!r})
+from offline_sim import build_database
+from tests.offline_sim.test_build import target
+# candidate 0 returns at once, every other one takes a minute: no second result arrives soon
+build_database([target(n=6, delay_s=60.0, delay_from=1)], sys.argv[1], workers=2, chunk=1,
+               progress=False)
+"""
+
+
+def test_a_finished_result_is_written_on_a_timer_when_no_other_result_arrives(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = tmp_path / "g.db"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW.format(root=root), str(path)],
+                            start_new_session=True)
+    try:
+        written = []
+        deadline = time.time() + 45  # well before the second result (60 s after the start)
+        while time.time() < deadline and not written:
+            time.sleep(0.2)
+            try:
+                written = list(table(path).candidate)
+            except Exception:  # noqa: BLE001 - the file or its target is not there yet
+                pass
+        assert proc.poll() is None  # still busy with the slow candidates
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert written == [0]
+
+
+def test_ray_runtime_started_by_the_build_is_shut_down(tmp_path):
+    ray = pytest.importorskip("ray")
+    assert not ray.is_initialized()
+    build_database([target(n=6)], tmp_path / "ray.db", ray_address="local", progress=False)
+    assert not ray.is_initialized()
+    assert sorted(table(tmp_path / "ray.db").candidate) == list(range(6))
+
+
+def test_hand_digest_follows_the_hand_parameters_and_mjcf(tmp_path):
+    pytest.importorskip("mujoco")
+    from offline_sim import hand_digest, parallel_jaw
+
+    base = hand_digest(parallel_jaw())
+    assert hand_digest(parallel_jaw()) == base
+    assert hand_digest(parallel_jaw(pad_friction=0.9)) != base  # only in the MJCF text
+    assert hand_digest(parallel_jaw(force_limit_n=50.0)) != base  # the drive and the MJCF
+    # and the same in another process (what a resumed build compares against)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {root!r}); "
+                          "from offline_sim import hand_digest, parallel_jaw; "
+                          "print(hand_digest(parallel_jaw()))"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == base, out.stderr

@@ -18,9 +18,35 @@ def db_path(tmp_path_factory):
 def test_info_lists_objects_hands_counts_and_builds(db_path, capsys):
     assert main(["db", "info", str(db_path)]) == 0
     out = capsys.readouterr().out
-    assert "1 object(s), 1 hand(s)" in out
-    assert "bar" in out and "planar_jaw" in out and "12 grasps" in out
+    assert "1 object(s), 1 hand(s), 12/12 grasps of 1 target(s) written" in out
+    row = next(line for line in out.splitlines() if "planar_jaw" in line).split()
+    assert row[:6] == ["bar", "planar_jaw", "12/12", "grasps", "100%", "finished"]
     assert "finished  (test build)" in out
+
+
+def cli_build(out, *extra, samples="2"):
+    return main(["db", "build", "--objects", "builtin", "--hand", "parallel", "--candidates", "2",
+                 "--samples", samples, "--workers", "0", "--out", str(out), *extra])
+
+
+def test_db_build_resumed_with_other_settings_stops_in_one_line_or_restarts_on_request(
+        tmp_path, monkeypatch, capsys):
+    pytest.importorskip("mujoco")
+    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box",))
+    out = tmp_path / "g.db"
+    assert cli_build(out) == 0
+    capsys.readouterr()
+    assert cli_build(out, samples="3") == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after "box: preparing ..."
+    assert err.startswith("graspline db: error: ")
+    assert "box/parallel changed monte_carlo since its grasps were built" in err
+    assert "--on-change restart" in err
+    assert cli_build(out, "--on-change", "restart", samples="3") == 0
+    captured = capsys.readouterr()
+    assert "box/parallel: inputs changed, rebuilt from scratch" in captured.err
+    assert "2 grasps simulated now, 0 already there" in captured.out
+    assert cli_build(out, samples="3") == 0  # same inputs: resumes, nothing to do
+    assert "0 grasps simulated now, 2 already there" in capsys.readouterr().out
 
 
 def test_top_prints_k_ranked_lines(db_path, capsys):
