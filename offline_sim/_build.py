@@ -16,10 +16,12 @@ each as a digest). A resumed build whose inputs differ either stops and names wh
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
+import functools
 import hashlib
 import json
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -261,7 +263,7 @@ def _run_plans(db: GraspDatabaseWriter, plans: list[_Plan], summary: BuildSummar
             finished_targets += 1
             if progress:
                 bar.write(f"{plan.target.key}: finished ({len(plan.todo)} grasps now, "
-                          f"{plan.target.n_candidates} in all)")
+                          f"{plan.target.n_candidates} in all)", file=sys.stderr)
 
     try:
         for arrived in _results([(plans[i].target, part) for i, part in tasks], workers,
@@ -303,16 +305,39 @@ def _results(tasks: list[tuple[BuildTarget, list[int]]], workers: int | None,
         for i, (target, part) in enumerate(tasks):
             yield [(i, _evaluate(target, part))]
         return
-    pool = cf.ProcessPoolExecutor(max_workers=n)
+    import multiprocessing
+    import queue
+
+    arrived: queue.Queue = queue.Queue()
+    # workers ignore Ctrl-C: the main process decides, writes what finished, then ends them
+    pool = multiprocessing.Pool(n, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
     try:
-        futures = {pool.submit(_evaluate, target, part): i for i, (target, part) in enumerate(tasks)}
-        pending = set(futures)
-        while pending:
-            done, pending = cf.wait(pending, timeout=TICK_S, return_when=cf.FIRST_COMPLETED)
-            yield [(futures[f], f.result()) for f in done]
+        for i, (target, part) in enumerate(tasks):
+            pool.apply_async(_evaluate, (target, part), callback=functools.partial(_put, arrived, i),
+                             error_callback=functools.partial(_put, arrived, i))
+        left = len(tasks)
+        while left:
+            batch = []
+            try:
+                batch.append(arrived.get(timeout=TICK_S))
+                while True:
+                    batch.append(arrived.get_nowait())
+            except queue.Empty:
+                pass
+            for _, result in batch:
+                if isinstance(result, BaseException):
+                    raise result
+            left -= len(batch)
+            yield batch
+        pool.close()
+        pool.join()
     finally:
-        # Ctrl-C or a failed task: drop what has not started, wait for what is running
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.terminate()  # Ctrl-C or a failed task: what runs now was not finished, so not lost
+
+
+def _put(q, index: int, result) -> None:
+    """Pool callback: hand a task's results (or its exception) to the main loop."""
+    q.put((index, result))
 
 
 def _results_ray(tasks: list[tuple[BuildTarget, list[int]]], address: str

@@ -1,7 +1,9 @@
 """Database builds: parallel workers, the same results for any worker count, resume."""
 import functools
+import json
 import math
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -33,6 +35,7 @@ class PlanarJawEvaluator:
     samples: int = 20
     delay_s: float = 0.0
     delay_from: int = 0  # candidates from this index on take delay_s longer
+    mark_dir: str | None = None  # touch a file named k here when candidate k is evaluated
 
     def __call__(self, k: int) -> GraspRecord:
         offset = -self.half_length_m + 2 * self.half_length_m * (k % 20) / 19
@@ -57,6 +60,8 @@ class PlanarJawEvaluator:
                                                                  seed=self.seed * 100003 + k))
         T = np.eye(4)
         T[1, 3] = offset
+        if self.mark_dir:
+            open(os.path.join(self.mark_dir, str(k)), "w").close()
         return GraspRecord(candidate=k, T_object_hand=T, nominal_ok=r.nominal.b > 0,
                            samples_run=r.samples_run, discarded_early=r.discarded_early,
                            success_rate=r.success_rate, quality=r.success_rate * r.c_mean,
@@ -64,12 +69,12 @@ class PlanarJawEvaluator:
 
 
 def target(n=40, seed=1, delay_s=0.0, delay_from=0, *, obj="bar", hand="planar_jaw",
-           mu=0.4, mesh="bar-mesh-v1"):
+           mu=0.4, mesh="bar-mesh-v1", mark_dir=None):
     """A build target of the planar jaw on a bar; its recorded inputs are the hand's mu, the
     mesh digest and the seed (the Monte Carlo settings)."""
     return BuildTarget(obj, hand, "1", {"mu": mu}, n,
                        functools.partial(PlanarJawEvaluator, seed=seed, mu=mu, delay_s=delay_s,
-                                         delay_from=delay_from),
+                                         delay_from=delay_from, mark_dir=mark_dir),
                        {"radius_m": 0.05, "mesh_sha256": mesh}, {"monte_carlo": f"seed={seed}"})
 
 
@@ -234,15 +239,41 @@ sys.path.insert(0, {root!r})
 from offline_sim import build_database
 from tests.offline_sim.test_build import target
 # candidate 0 returns at once, every other one takes a minute: no second result arrives soon
-build_database([target(n=6, delay_s=60.0, delay_from=1)], sys.argv[1], workers=2, chunk=1,
-               progress=False)
+build_database([target(n=6, delay_s=60.0, delay_from=1, mark_dir=sys.argv[2])], sys.argv[1],
+               workers=2, chunk=1, progress=False)
 """
+
+
+def test_ctrl_c_writes_the_result_that_waits_for_its_batch(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path, marks = tmp_path / "g.db", tmp_path / "marks"
+    marks.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", SLOW.format(root=root), str(path), str(marks)],
+                            start_new_session=True, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not (marks / "0").exists():
+            time.sleep(0.02)
+        time.sleep(0.3)  # candidate 0 reaches the main process, well before its timed flush
+        before = written(path)
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole group
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert before == 0
+    assert list(table(path).candidate) == [0]
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT status FROM build_log").fetchall() == [("interrupted",)]
 
 
 def test_a_finished_result_is_written_on_a_timer_when_no_other_result_arrives(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = tmp_path / "g.db"
-    proc = subprocess.Popen([sys.executable, "-c", SLOW.format(root=root), str(path)],
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", SLOW.format(root=root), str(path), str(marks)],
                             start_new_session=True)
     try:
         written = []
@@ -283,3 +314,117 @@ def test_hand_digest_follows_the_hand_parameters_and_mjcf(tmp_path):
                           "print(hand_digest(parallel_jaw()))"],
                          capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == base, out.stderr
+
+
+HANDS = ("jaw_a", "jaw_b", "jaw_c")
+
+
+def targets_10x3(n=8, delay_s=0.0):
+    """Ten objects x three hands, each target with its own seed (so rows cannot be swapped)."""
+    return [target(n=n, seed=3 * i + j, delay_s=delay_s, obj=f"obj{i}", hand=h, mesh=f"m{i}")
+            for i in range(10) for j, h in enumerate(HANDS)]
+
+
+MULTI = """
+import sys
+sys.path.insert(0, {root!r})
+from offline_sim import build_database
+from tests.offline_sim.test_build import targets_10x3
+mode = sys.argv[2]
+kw = dict(ray_address="local") if mode == "ray" else dict(workers=2)
+build_database(targets_10x3(delay_s=0.04), sys.argv[1], chunk=1, progress=False, **kw)
+print("finished", flush=True)
+"""
+
+
+def written(path) -> int:
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
+def interrupt_at(path, mode, at_least, sig):
+    """Start the 10 x 3 build, send sig to its process group once at_least grasps are written
+    (as a crash or a terminal's Ctrl-C would), and wait for it to end."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen([sys.executable, "-c", MULTI.format(root=root), str(path), mode],
+                            start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and written(path) < at_least and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the build finished before it could be interrupted"
+    os.killpg(proc.pid, sig)
+    try:
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return written(path)
+
+
+def resume(path, mode):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", MULTI.format(root=root), str(path), mode],
+                         capture_output=True, text=True, timeout=600)
+    assert "finished" in out.stdout, out.stderr[-3000:]
+
+
+def assert_same_as_a_clean_build(path, tmp_path):
+    ref = tmp_path / "ref.db"
+    build_database(targets_10x3(), ref, workers=0, progress=False)
+    for t in targets_10x3():
+        got, want = table(path, t.object_name, t.hand_name), table(ref, t.object_name, t.hand_name)
+        assert sorted(got.candidate) == list(range(8)), t.key
+        np.testing.assert_array_equal(got.candidate, want.candidate)
+        np.testing.assert_array_equal(got.quality, want.quality)
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT COUNT(*) FROM grasps").fetchone()[0] == 240  # nothing twice
+    assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 240
+    with GraspDatabase(path) as db:
+        assert {(t.status, t.done) for t in db.targets()} == {("finished", 8)}
+    return [r[0] for r in con.execute("SELECT status FROM build_log ORDER BY id")]
+
+
+def test_10_objects_x_3_hands_killed_and_interrupted_at_several_points_resume_without_loss(tmp_path):
+    path = tmp_path / "g.db"
+    counts = [interrupt_at(path, "processes", 1, signal.SIGKILL),
+              interrupt_at(path, "processes", 90, signal.SIGINT),
+              interrupt_at(path, "processes", 200, signal.SIGKILL)]
+    assert counts[0] >= 1 and counts[1] >= 90 and counts[2] >= 200
+    # Ctrl-C wrote every grasp that build had received before it ended
+    con = sqlite3.connect(path)
+    message = con.execute("SELECT message FROM build_log WHERE status='interrupted'").fetchone()[0]
+    con.close()
+    assert json.loads(message)["evaluated"] == counts[1] - counts[0]
+    resume(path, "processes")
+    statuses = assert_same_as_a_clean_build(path, tmp_path)
+    assert statuses == ["running", "interrupted", "running", "finished"]
+
+
+@pytest.mark.slow
+def test_10_objects_x_3_hands_on_ray_killed_and_interrupted_resume_without_loss(tmp_path):
+    pytest.importorskip("ray")
+    path = tmp_path / "g.db"
+    counts = [interrupt_at(path, "ray", 40, signal.SIGKILL),
+              interrupt_at(path, "ray", 150, signal.SIGINT)]
+    assert counts[0] >= 40 and counts[1] >= 150
+    resume(path, "ray")
+    statuses = assert_same_as_a_clean_build(path, tmp_path)
+    assert statuses == ["running", "interrupted", "finished"]
+
+
+def test_progress_is_one_bar_over_all_targets_with_rate_eta_and_targets_finished(tmp_path, capsys):
+    build_database(targets_10x3(n=2)[:4], tmp_path / "g.db", workers=0, progress=True)
+    err = capsys.readouterr().err
+    last = err.replace("\r", "\n").strip().splitlines()[-1]
+    assert last.startswith("build: 100%") and "8/8" in last and "grasp/s" in last
+    assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", last)  # elapsed < ETA
+    assert "targets=4/4" in last
+    assert "obj1/jaw_a: finished (2 grasps now, 2 in all)" in err

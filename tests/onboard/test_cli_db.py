@@ -5,7 +5,7 @@ pytest.importorskip("scipy")
 
 from offline_sim import build_database  # noqa: E402
 from onboard.cli import main  # noqa: E402
-from tests.offline_sim.test_build import target  # noqa: E402
+from tests.offline_sim.test_build import interrupt_at, target  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +63,21 @@ def test_unknown_object_and_missing_file_exit_2_with_one_line(db_path, tmp_path,
     assert "no object 'mug'" in err and err.count("\n") == 0
     assert main(["db", "info", str(tmp_path / "none.db")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_info_after_a_killed_multi_target_build_shows_each_targets_progress_and_the_kill(
+        tmp_path, capsys):
+    import signal
+
+    path = tmp_path / "g.db"
+    n = interrupt_at(path, "processes", 60, signal.SIGKILL)
+    assert main(["db", "info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{n}/240 grasps of 30 target(s) written" in out
+    rows = [line.split() for line in out.splitlines() if "jaw_" in line]
+    assert len(rows) == 30
+    states = {r[5] for r in rows}
+    assert states == {"finished", "stopped"}  # nothing is 'building' once the build is dead
+    assert sum(int(r[2].split("/")[0]) for r in rows) == n
+    assert all(r[5] == "finished" for r in rows if r[2] == "8/8")
+    assert out.strip().splitlines()[-1].split(": ")[-1].startswith("killed")
