@@ -5,7 +5,8 @@ pinned with `taskset` to its share of this machine's cores; the head node takes 
 (--num-cpus 0), so every simulation runs on a worker node. The same build (the product's
 path: `graspline db build --ray ADDRESS`) runs once per cluster size, into its own database.
 
-Prints, per cluster size: wall time, grasps/s, speed-up over 1 node measured in the same run,
+Prints, per cluster size: the build's own wall time (from its summary line: connecting to
+the cluster, shipping the targets, every worker compiling its world, simulating, writing), grasps/s, speed-up over 1 node measured in the same run,
 the Ray scheduling overhead per task (mean round trip of an empty task submitted the way the
 build submits its tasks), and the nodes' busy share (simulation seconds the workers report,
 over slots x wall). Then a 2-node build in which one worker node is killed (SIGKILL to its
@@ -53,21 +54,31 @@ class LocalCluster:
         self.procs: list[subprocess.Popen] = []
         self.tmp = tmp
         cores = sorted(os.sched_getaffinity(0))
-        self._start(["--head", f"--port={self.port}", "--num-cpus=0", "--include-dashboard=false"],
-                    cores, "head")
-        self._wait_nodes(1)
         per = max(1, len(cores) // n_nodes)
-        for i in range(n_nodes):
-            share = [cores[(i * per + k) % len(cores)] for k in range(per)]
-            self._start([f"--address={self.address}", f"--num-cpus={len(share)}"], share, f"node{i}")
-        self._wait_nodes(1 + n_nodes)
-        self.slots = sum(max(1, len(cores) // n_nodes) for _ in range(n_nodes))
+        self.slots = per * n_nodes
+        try:
+            self._start(["--head", f"--port={self.port}", "--num-cpus=0",
+                         "--include-dashboard=false"], cores, "head")
+            self._wait_nodes(1)
+            # one node at a time: several raylets starting at once on a loaded machine time out
+            for i in range(n_nodes):
+                share = [cores[(i * per + k) % len(cores)] for k in range(per)]
+                self._start([f"--address={self.address}", f"--num-cpus={len(share)}"], share,
+                            f"node{i}")
+                self._wait_nodes(2 + i)
+        except BaseException:
+            self.close()
+            raise
 
     def _start(self, args: list[str], cores: list[int], name: str) -> None:
         log = open(self.tmp / f"{name}-{self.port}.log", "w")
+        # each node its own agent and metrics ports: two nodes on one machine must not share
+        ports = [f"--{p}={free_port()}" for p in ("dashboard-agent-listen-port",
+                                                   "dashboard-agent-grpc-port",
+                                                   "metrics-export-port", "runtime-env-agent-port")]
         self.procs.append(subprocess.Popen(
             ["taskset", "-c", ",".join(map(str, cores)), str(RAY), "start", "--block",
-             "--disable-usage-stats", *args],
+             "--disable-usage-stats", *ports, *args],
             stdout=log, stderr=subprocess.STDOUT, env=ENV, cwd=ROOT, start_new_session=True))
 
     def _wait_nodes(self, n: int, timeout_s: float = 180.0) -> None:
@@ -87,15 +98,18 @@ class LocalCluster:
         os.killpg(self.procs[1 + i].pid, signal.SIGKILL)
 
     def close(self) -> None:
+        """Stop every node this cluster started: SIGTERM to its process group, then SIGKILL
+        to whatever of the group is left (`ray start --block` leaves its raylet behind)."""
         for p in reversed(self.procs):
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGTERM)
+        time.sleep(5)
         for p in self.procs:
             try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+            except ProcessLookupError:
+                pass
+            p.wait()
 
 
 def task_overhead_s(address: str, n: int = 300) -> float:
@@ -188,6 +202,8 @@ def main() -> None:
             print(f"{n:>5} build failed: {done.stderr[-500:]}")
             continue
         got, busy = rows(out)
+        # the build's own wall time (its last line), without the CLI's start and preparation
+        wall = float(done.stdout.strip().splitlines()[-1].rsplit(",", 1)[-1].strip().split()[0])
         results[n] = (got, wall)
         base = results[min(results)][1]
         print(f"{n:>5} {cluster.slots:>5} {wall:>6.1f} s {len(got) / wall:>9.2f} "
