@@ -324,11 +324,12 @@ def _results(tasks: list[tuple[BuildTarget, list[int]]], workers: int | None,
                     batch.append(arrived.get_nowait())
             except queue.Empty:
                 pass
-            for _, result in batch:
-                if isinstance(result, BaseException):
-                    raise result
+            failed = [r for _, r in batch if isinstance(r, BaseException)]
             left -= len(batch)
-            yield batch
+            # what finished beside a failed task is handed over first, so it gets written
+            yield [(i, r) for i, r in batch if not isinstance(r, BaseException)]
+            if failed:
+                raise failed[0]
         pool.close()
         pool.join()
     finally:

@@ -36,8 +36,11 @@ class PlanarJawEvaluator:
     delay_s: float = 0.0
     delay_from: int = 0  # candidates from this index on take delay_s longer
     mark_dir: str | None = None  # touch a file named k here when candidate k is evaluated
+    fail_at: int | None = None  # this candidate raises, as a broken mesh or model would
 
     def __call__(self, k: int) -> GraspRecord:
+        if k == self.fail_at:
+            raise ValueError(f"candidate {k}: the evaluator failed")
         offset = -self.half_length_m + 2 * self.half_length_m * (k % 20) / 19
 
         def trial(T):
@@ -419,3 +422,19 @@ def test_progress_is_one_bar_over_all_targets_with_rate_eta_and_targets_finished
     assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", last)  # elapsed < ETA
     assert "targets=4/4" in last
     assert "obj1/jaw_a: finished (2 grasps now, 2 in all)" in err
+
+
+def test_a_failing_candidate_fails_the_build_with_its_message_and_keeps_the_rest(tmp_path):
+    t = target(n=12)
+    broken = BuildTarget(t.object_name, t.hand_name, t.hand_version, t.hand_params, 12,
+                         functools.partial(PlanarJawEvaluator, seed=1, fail_at=9), t.object_info,
+                         t.inputs)
+    with pytest.raises(ValueError, match="candidate 9: the evaluator failed"):
+        build_database([broken], tmp_path / "g.db", workers=2, chunk=1, progress=False)
+    con = sqlite3.connect(tmp_path / "g.db")
+    status, message = con.execute("SELECT status, message FROM build_log").fetchone()
+    assert status == "failed" and "candidate 9" in message
+    kept = written(tmp_path / "g.db")
+    assert kept >= 1 and 9 not in table(tmp_path / "g.db").candidate
+    s = build_database([t], tmp_path / "g.db", workers=2, progress=False)
+    assert s.skipped == kept and s.evaluated == 12 - kept
