@@ -3,10 +3,12 @@ al.), pose uncertainty, measure A, and the build of the simulation-ranked grasp 
 
 mujoco, trimesh, coacd and ray are imported only inside the functions that use them.
 """
-from ._build import BuildSummary, BuildTarget, Evaluator, build_database
+from ._build import (ON_CHANGE, BuildInputsChanged, BuildSummary, BuildTarget, Evaluator,
+                     build_database, changed_inputs, digest)
 from ._candidates import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL, GraspCandidates,
                           pregrasp_candidates)
-from ._evaluate import HandSource, ObjectSource, SimEvaluator, SimEvaluatorFactory, object_sources
+from ._evaluate import (HandSource, ObjectSource, SimEvaluator, SimEvaluatorFactory, hand_digest,
+                        measures_code_version, object_sources)
 from ._frames import (frame_from_approach, invert, matrix_to_quat, pose, quat_to_matrix,
                       rotation_angle)
 from ._controller import (ClosingLaw, GraspController, HandDrives, LiftSchedule, hand_drives,
@@ -54,6 +56,8 @@ __all__ = [
     "pfc_grid", "probability_of_force_closure", "ClosingSettings", "ClosedGrasp",
     "KinematicCloser", "PfcResult", "sample_pose_errors", "BuildSummary",
     "BuildTarget", "Evaluator", "build_database", "GraspDatabaseWriter", "GraspRecord",
+    "ON_CHANGE", "BuildInputsChanged", "changed_inputs", "digest", "hand_digest",
+    "measures_code_version",
     "BUILTIN_HANDS", "HandSource", "ObjectSource", "SimEvaluator", "SimEvaluatorFactory",
     "object_sources",
 ]

@@ -7,13 +7,16 @@ simulation world once and then evaluates candidates by index.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from ._build import digest
 from ._frames import invert
 from ._graspdb_writer import GraspRecord
 from ._hands import BUILTIN_HANDS, builtin_hand, load_mjcf_hand
@@ -22,6 +25,40 @@ from ._uncertainty import MonteCarloSettings, TrialMeasures, evaluate_under_unce
 from ._wrench import ferrari_canny
 
 MESH_SUFFIXES = (".obj", ".stl", ".ply")
+# modules of this package that cannot change a grasp's results (orchestration, the writer,
+# scenes for the cell); every other module's source is part of the measures' code version
+_NOT_MEASURES = ("__init__.py", "_build.py", "_graspdb_writer.py", "_tabletop.py")
+
+
+@lru_cache(maxsize=1)
+def measures_code_version() -> str:
+    """Digest of the code that computes a grasp's results: this package's measure modules'
+    source and the versions of MuJoCo and CoACD (the simulation and the decomposition)."""
+    import importlib.metadata as md
+
+    files = sorted(p for p in Path(__file__).parent.glob("*.py") if p.name not in _NOT_MEASURES)
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    for dist in ("mujoco", "coacd"):
+        try:
+            h.update(f"{dist}=={md.version(dist)}".encode())
+        except md.PackageNotFoundError:
+            h.update(f"{dist} absent".encode())
+    return h.hexdigest()[:16]
+
+
+def hand_digest(model) -> str:
+    """Digest of a HandModel: its parameters and its compiled MJCF (MuJoCo's binary model,
+    which holds every mesh and asset the file pulls in)."""
+    import mujoco
+
+    compiled = model.spec().compile()
+    mjb = np.zeros(mujoco.mj_sizeModel(compiled), np.uint8)
+    mujoco.mj_saveModel(compiled, None, mjb)
+    fields = {f.name: getattr(model, f.name) for f in dataclasses.fields(model)
+              if f.name not in ("mjcf", "mjcf_path")}
+    return digest([repr(fields), hashlib.sha256(mjb.tobytes()).hexdigest()])
 
 
 @dataclass(frozen=True)
@@ -118,6 +155,16 @@ class SimEvaluatorFactory:
 
     def __call__(self) -> "SimEvaluator":
         return SimEvaluator(self)
+
+    def inputs(self) -> dict[str, str]:
+        """Digests of what decides the results besides the hand and the mesh file (which
+        BuildTarget adds): the object's density and kind, the Monte Carlo settings, seed and
+        friction, the P(fc) grid, and the measures' code version."""
+        return {"object": digest([self.obj.name if self.obj.mesh_path is None else "mesh",
+                                  self.obj.density]),
+                "monte_carlo": digest([dataclasses.asdict(self.monte_carlo), self.seed, self.mu]),
+                "pfc": digest(self.pfc_steps),
+                "code": measures_code_version()}
 
 
 class SimEvaluator:

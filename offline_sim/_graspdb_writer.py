@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import socket
 import sqlite3
 from dataclasses import dataclass
@@ -66,6 +67,12 @@ class GraspDatabaseWriter:
             if row is None:
                 self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 self._db.execute("INSERT INTO meta VALUES ('created', ?)", (_now(),))
+            elif int(row[0]) == 1:
+                # version 1 lacks the targets table (just created above) and the build's pid;
+                # its grasps keep their rows and count as built from unrecorded inputs
+                self._db.execute("ALTER TABLE build_log ADD COLUMN pid INTEGER")
+                self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
+                                 (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise GraspDatabaseError(f"{self.path} has schema version {row[0]}; this "
                                          f"graspline writes version {SCHEMA_VERSION}")
@@ -85,20 +92,26 @@ class GraspDatabaseWriter:
 
     def object_id(self, name: str, *, mesh_path: str | None = None, mesh_sha256: str | None = None,
                   scale: float = 1.0, mass_kg: float | None = None, radius_m: float | None = None,
-                  stable_poses: np.ndarray | None = None) -> int:
-        """Id of the object, adding it the first time; the same name with another mesh is an error."""
+                  stable_poses: np.ndarray | None = None, replace: bool = False) -> int:
+        """Id of the object, adding it the first time; the same name with another mesh is an
+        error unless replace, which rewrites the object's row (its grasps are the caller's)."""
         row = self._db.execute("SELECT id, mesh_sha256 FROM objects WHERE name=?", (name,)).fetchone()
+        values = (mesh_path, mesh_sha256, scale, _opt(mass_kg), _opt(radius_m),
+                  None if stable_poses is None else to_blob(stable_poses))
         if row is not None:
-            if mesh_sha256 is not None and row[1] not in (None, mesh_sha256):
+            if replace:
+                with self._transaction():
+                    self._db.execute("UPDATE objects SET mesh_path=?, mesh_sha256=?, scale=?, "
+                                     "mass_kg=?, radius_m=?, stable_poses=? WHERE id=?",
+                                     (*values, row[0]))
+            elif mesh_sha256 is not None and row[1] not in (None, mesh_sha256):
                 raise GraspDatabaseError(f"{self.path}: object {name!r} was built from another mesh "
                                          f"(sha256 {row[1][:12]}…, now {mesh_sha256[:12]}…)")
             return int(row[0])
         with self._transaction():
             cur = self._db.execute(
                 "INSERT INTO objects (name, mesh_path, mesh_sha256, scale, mass_kg, radius_m, "
-                "stable_poses) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (name, mesh_path, mesh_sha256, scale, _opt(mass_kg), _opt(radius_m),
-                 None if stable_poses is None else to_blob(stable_poses)))
+                "stable_poses) VALUES (?, ?, ?, ?, ?, ?, ?)", (name, *values))
         return int(cur.lastrowid)
 
     def hand_id(self, name: str, version: str, params: dict) -> int:
@@ -111,6 +124,51 @@ class GraspDatabaseWriter:
             cur = self._db.execute("INSERT INTO hands (name, version, params) VALUES (?, ?, ?)",
                                    (name, version, json.dumps(params, sort_keys=True)))
         return int(cur.lastrowid)
+
+    def target_inputs(self, object_name: str, hand_name: str) -> dict[str, str] | None:
+        """The inputs {name: digest} a target was built from; {} where grasps exist but no
+        inputs were recorded (a schema-1 database); None where nothing of it is there."""
+        row = self._db.execute(
+            "SELECT t.inputs FROM targets t JOIN objects o ON o.id = t.object_id "
+            "WHERE o.name=? AND t.hand_name=?", (object_name, hand_name)).fetchone()
+        if row is not None:
+            return json.loads(row[0])
+        n = self._db.execute(
+            "SELECT COUNT(*) FROM grasps g JOIN objects o ON o.id = g.object_id "
+            "JOIN hands h ON h.id = g.hand_id WHERE o.name=? AND h.name=?",
+            (object_name, hand_name)).fetchone()[0]
+        return {} if n else None
+
+    def begin_target(self, object_id: int, hand_id: int, version: str, inputs: dict[str, str],
+                     n_candidates: int, *, restart: bool = False) -> None:
+        """Record that a target is being built from these inputs; restart first deletes every
+        grasp of its object and hand name (any hand version) in the same transaction."""
+        hand_name = self._db.execute("SELECT name FROM hands WHERE id=?", (hand_id,)).fetchone()[0]
+        with self._transaction():
+            if restart:
+                stale = ("SELECT g.id FROM grasps g JOIN hands h ON h.id = g.hand_id "
+                         "WHERE g.object_id=? AND h.name=?")
+                self._db.execute(f"DELETE FROM results WHERE grasp_id IN ({stale})",
+                                 (object_id, hand_name))
+                self._db.execute(f"DELETE FROM grasps WHERE id IN ({stale})", (object_id, hand_name))
+            self._db.execute(
+                "INSERT INTO targets (object_id, hand_name, hand_id, version, inputs, n_candidates, "
+                "status, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'building', ?) "
+                "ON CONFLICT (object_id, hand_name) DO UPDATE SET hand_id=excluded.hand_id, "
+                "version=excluded.version, inputs=excluded.inputs, "
+                "n_candidates=excluded.n_candidates, status='building', updated_at=excluded.updated_at",
+                (object_id, hand_name, hand_id, version, json.dumps(inputs, sort_keys=True),
+                 int(n_candidates), _now()))
+            if restart:  # hand versions nothing refers to any more
+                self._db.execute(
+                    "DELETE FROM hands WHERE name=? AND id NOT IN (SELECT hand_id FROM grasps) "
+                    "AND id NOT IN (SELECT hand_id FROM targets)", (hand_name,))
+
+    def finish_target(self, object_id: int, hand_id: int) -> None:
+        """Mark a target whose candidates are all written as finished."""
+        with self._transaction():
+            self._db.execute("UPDATE targets SET status='finished', updated_at=? "
+                             "WHERE object_id=? AND hand_id=?", (_now(), object_id, hand_id))
 
     def finished_candidates(self, object_id: int, hand_id: int) -> set[int]:
         """Candidate indices whose results are already written (a resumed build skips them)."""
@@ -140,8 +198,8 @@ class GraspDatabaseWriter:
         """Record that a build started; returns its log id."""
         with self._transaction():
             cur = self._db.execute(
-                "INSERT INTO build_log (started_at, command, host, status) VALUES (?, ?, ?, 'running')",
-                (_now(), command, socket.gethostname()))
+                "INSERT INTO build_log (started_at, command, host, status, pid) "
+                "VALUES (?, ?, ?, 'running', ?)", (_now(), command, socket.gethostname(), os.getpid()))
         return int(cur.lastrowid)
 
     def log_finish(self, log_id: int, status: str, message: str = "") -> None:

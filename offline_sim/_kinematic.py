@@ -34,7 +34,10 @@ import numpy as np
 from ._frames import invert, matrix_to_quat, pose
 from ._world import GraspWorld, object_points
 from ._uncertainty import grid_transforms, pfc_grid
-from ._wrench import ferrari_canny
+from ._wrench import contact_wrenches, ferrari_canny
+
+# a certificate must clear δ by more than qhull's joggle moves ε (~1e-11)
+_CERTIFICATE_MARGIN = 1e-9
 
 
 @dataclass(frozen=True)
@@ -85,9 +88,11 @@ class ClosedGrasp:
 @dataclass(frozen=True)
 class PfcResult:
     """P(fc) over a grid and what it took: closed (N,) whether each grid pose is force closure
-    (ε > δ); epsilons (N,) the ε that decided it (exact, or with exact_epsilons off a lower
-    bound that already exceeded δ); the nominal ε, the rotation centre (world, the centroid of
-    the nominal contacts), steps and wall seconds."""
+    (ε > δ); epsilons (N,) the ε that decided it (exact, or with exact_epsilons off a bound
+    that settled it: a lower bound above δ or an upper bound below it); the nominal ε, the
+    rotation centre (world, the centroid of the nominal contacts), steps, wall seconds, and
+    certified: poses settled by a neighbour's hull, without qhull (KinematicCloser.force_closure);
+    closing_s: of wall_s, the seconds spent closing the hand (the rest is mostly hulls)."""
 
     pfc: float
     closed: np.ndarray
@@ -96,6 +101,42 @@ class PfcResult:
     centre_world: np.ndarray
     mean_steps: float
     wall_s: float
+    certified: int = 0
+    closing_s: float = 0.0
+
+
+@dataclass
+class _FcMemo:
+    """What the last hull of a P(fc) run found, for its neighbours on the grid to reuse.
+
+    links, wrenches, epsilon : the one-contact-per-link subset's links, unit wrenches and exact
+    ε at the pose where qhull last ran on it; direction : the weakest wrench direction (unit,
+    6-D) of the last full contact set; certified : decisions settled without qhull.
+    """
+
+    links: tuple[int, ...] = ()
+    wrenches: np.ndarray | None = None
+    epsilon: float = 0.0
+    direction: np.ndarray | None = None
+    certified: int = 0
+
+
+def _hull_epsilon(w: np.ndarray) -> tuple[float, np.ndarray]:
+    """(ε, weakest direction) of unit wrenches w (M, 6), as ferrari_canny computes ε: the
+    direction u is a unit vector with max_i w_i . u equal to the hull's smallest facet offset
+    (negative when the origin is outside), or with w u = 0 when w does not span 6-D."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    _, sv, vt = np.linalg.svd(w, full_matrices=True)
+    if (sv > 1e-9).sum() < w.shape[1]:  # ferrari_canny's rank test (matrix_rank, tol 1e-9)
+        return 0.0, vt[-1]  # the wrenches leave out a direction: w . vt[-1] = 0
+    try:
+        hull = ConvexHull(w, qhull_options="QJ")
+    except QhullError:
+        return 0.0, vt[-1]
+    offsets = -hull.equations[:, -1]
+    i = int(np.argmin(offsets))
+    return float(max(0.0, offsets[i])), hull.equations[i, :-1].copy()
 
 
 def _closing_joints(m, world: GraspWorld) -> tuple[np.ndarray, np.ndarray]:
@@ -342,36 +383,72 @@ class KinematicCloser:
         return ferrari_canny(grasp.positions, grasp.normals, mu=mu, torque_scale_m=torque_scale_m)
 
     def force_closure(self, grasp: ClosedGrasp, mu: float, torque_scale_m: float,
-                      delta: float = 0.001, exact: bool = False) -> tuple[bool, float]:
+                      delta: float = 0.001, exact: bool = False,
+                      memo: _FcMemo | None = None) -> tuple[bool, float]:
         """(ε > delta, the ε that decided it). Tries one contact per link first (the one
         nearest the link's contact centroid): a subset's wrench hull lies inside the whole
         set's, so its ε is a lower bound, and when that already exceeds delta the hull of every
         contact (qhull's cost grows fast with the points: 12 contacts are 96 wrenches) is
-        not needed. exact : always return the exact ε."""
+        not needed. exact : always return the exact ε.
+
+        memo : what an earlier (neighbouring) pose found; with it two certificates settle
+        most poses without qhull, both exact. (1) Where this subset has the memo's links (and
+        maybe more), with each of their wrenches within η of its counterpart there, every support value
+        max_i w_i . u drops by at most η, so ε >= ε_memo - η: force closure if that exceeds
+        delta. (2) Where the memo's weakest direction u has max_i w_i . u <= delta over all
+        contacts, ε <= delta: not force closure. The ε returned is then that bound."""
         if len(grasp.positions) == 0:
             return False, 0.0
-        if not exact:
-            pick = []
-            for k in np.unique(grasp.links):
-                idx = np.flatnonzero(grasp.links == k)
-                c = grasp.positions[idx].mean(axis=0)
-                pick.append(idx[np.argmin(np.linalg.norm(grasp.positions[idx] - c, axis=1))])
-            if len(pick) < len(grasp.positions):
-                lower = ferrari_canny(grasp.positions[pick], grasp.normals[pick], mu=mu,
-                                      torque_scale_m=torque_scale_m)
-                if lower > delta:
-                    return True, lower
-        eps = self.epsilon(grasp, mu, torque_scale_m)
+        pos, nrm = grasp.positions, grasp.normals
+        if exact:
+            eps = self.epsilon(grasp, mu, torque_scale_m)
+            return eps > delta, eps
+        pick = []
+        for k in np.unique(grasp.links):  # sorted: the subset's rows are in link order
+            idx = np.flatnonzero(grasp.links == k)
+            c = pos[idx].mean(axis=0)
+            pick.append(idx[np.argmin(np.linalg.norm(pos[idx] - c, axis=1))])
+        links = tuple(int(k) for k in np.unique(grasp.links))
+        sub = contact_wrenches(pos[pick], nrm[pick], mu=mu, torque_scale_m=torque_scale_m)
+        if memo is not None and memo.epsilon > delta and set(memo.links) <= set(links):
+            # the rows of the memo's links (a link that came into contact since only adds
+            # wrenches, and a superset's hull holds the subset's)
+            rows = np.concatenate([np.arange(8) + 8 * links.index(k) for k in memo.links])
+            eta = float(np.sqrt(((sub[rows] - memo.wrenches) ** 2).sum(axis=1).max()))
+            if memo.epsilon - eta > delta + _CERTIFICATE_MARGIN:
+                memo.certified += 1
+                return True, memo.epsilon - eta
+        full = sub if len(pick) == len(pos) else contact_wrenches(pos, nrm, mu=mu,
+                                                                  torque_scale_m=torque_scale_m)
+        if memo is not None and memo.direction is not None:
+            upper = float((full @ memo.direction).max())
+            if upper < delta - _CERTIFICATE_MARGIN:
+                memo.certified += 1
+                return False, max(upper, 0.0)
+        if len(pick) < len(pos):
+            lower, _ = _hull_epsilon(sub)
+            if memo is not None:
+                memo.links, memo.wrenches, memo.epsilon = links, sub, lower
+            if lower > delta:
+                return True, lower
+        eps, direction = _hull_epsilon(full)
+        if memo is not None:
+            memo.direction = direction
+            if len(pick) == len(pos):
+                memo.links, memo.wrenches, memo.epsilon = links, sub, eps
         return eps > delta, eps
 
     def pfc(self, T_object_hand: np.ndarray, preshape: np.ndarray | None = None, *,
             grid: np.ndarray | None = None, mu: float = 0.8, torque_scale_m: float | None = None,
-            delta: float = 0.001, exact_epsilons: bool = False, progress=None) -> PfcResult:
+            delta: float = 0.001, exact_epsilons: bool = False, reuse_hulls: bool = True,
+            progress=None) -> PfcResult:
         """Weisz & Allen's P(fc) of one grasp: close on every (x, y, θ) displacement of the
         grid (default ±10 mm, ±20°, 1 mm / 1°: 18,081 poses), turning about the centroid of the
         nominal contacts in the table plane; P(fc) = share of poses with ε > delta.
         torque_scale_m : default the object's radius; exact_epsilons : compute every pose's
-        exact ε (slower; P(fc) is the same either way); progress : callable(done, total)."""
+        exact ε (slower; P(fc) is the same either way); reuse_hulls : let neighbouring poses
+        settle force closure by the certificates of force_closure (the same decisions, fewer
+        hulls); progress : callable(done, total)."""
         import time
 
         t0 = time.perf_counter()
@@ -388,12 +465,17 @@ class KinematicCloser:
         eps = np.zeros(len(g))
         closed = np.zeros(len(g), bool)
         steps = 0
+        memo = _FcMemo() if reuse_hulls and not exact_epsilons else None  # neighbours share hulls
+        closing_s = 0.0
         for i, T in enumerate(transforms):
+            t1 = time.perf_counter()
             grasp = self.close(T_object_hand, T, preshape)
-            closed[i], eps[i] = self.force_closure(grasp, mu, torque_scale_m, delta, exact_epsilons)
+            closing_s += time.perf_counter() - t1
+            closed[i], eps[i] = self.force_closure(grasp, mu, torque_scale_m, delta,
+                                                   exact_epsilons, memo)
             steps += grasp.steps
             if progress is not None:
                 progress(i + 1, len(g))
         return PfcResult(float(closed.mean()), closed, eps, eps0, centre, steps / max(len(g), 1),
-                         time.perf_counter() - t0)
+                         time.perf_counter() - t0, 0 if memo is None else memo.certified, closing_s)
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sqlite3
 from pathlib import Path
 
 from .cli import CliError
@@ -44,23 +43,55 @@ def _open(path: Path):
         raise CliError(str(exc)) from exc
 
 
+def _alive(host: str | None, pid: int | None) -> bool:
+    """Whether a build logged as running by (host, pid) still runs; True if it cannot be told
+    (another host)."""
+    import os
+    import socket
+
+    if host != socket.gethostname() or pid is None:
+        return host is not None and host != socket.gethostname()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def run_info(args: argparse.Namespace) -> int:
-    """Print what a grasp database holds."""
+    """Print what a grasp database holds: per (object, hand) target its progress and state,
+    then the builds run on it."""
     with _open(args.db) as db:
-        objects, hands = db.objects(), db.hands()
-        print(f"{args.db}: {len(objects)} object(s), {len(hands)} hand(s)")
-        for name, version in hands:
-            for obj in objects:
-                t = db.grasps(obj, name)
-                if len(t):
-                    print(f"  {obj:<20} {name:<16} {len(t):>6} grasps, best quality "
-                          f"{t.quality[0]:.3f}, {int(t.discarded_early.sum())} discarded early, "
-                          f"{int(t.samples_run.sum())} trials")
-        con = sqlite3.connect(f"{args.db.resolve().as_uri()}?mode=ro", uri=True)
-        for started, finished, status, command in con.execute(
-                "SELECT started_at, finished_at, status, command FROM build_log ORDER BY id"):
-            print(f"  build {started} -> {finished or '-'}: {status}  ({command})")
-        con.close()
+        objects, hands = db.objects(), sorted({name for name, _ in db.hands()})
+        targets = {(t.object_name, t.hand_name): t for t in db.targets()}
+        builds = db.builds()
+        # a killed build stays 'running' in the log: ask whether its process is still there
+        status = [b.status if b.status != "running" or _alive(b.host, b.pid) else "killed"
+                  for b in builds]
+        running = "running" in status
+        print(f"{args.db}: {len(objects)} object(s), {len(hands)} hand(s), "
+              f"{sum(t.done for t in targets.values())}/{sum(t.n_candidates for t in targets.values())} "
+              f"grasps of {len(targets)} target(s) written")
+        for obj in objects:
+            for name in hands:
+                t, table = targets.get((obj, name)), db.grasps(obj, name)
+                if t is None and not len(table):
+                    continue
+                if t is None:  # written by a build that did not record its targets
+                    done, n, state = len(table), len(table), "unrecorded inputs"
+                else:
+                    done, n = t.done, t.n_candidates
+                    state = ("finished" if t.status == "finished" or done >= n
+                             else "building" if running else "stopped")
+                best = f"{table.quality[0]:.3f}" if len(table) else "-"
+                print(f"  {obj:<20} {name:<16} {done:>6}/{n:<6} grasps {done / max(n, 1):>5.0%}  "
+                      f"{state:<9} best quality {best}, "
+                      f"{int(table.discarded_early.sum())} discarded early, "
+                      f"{int(table.samples_run.sum())} trials")
+        for b, st in zip(builds, status):
+            print(f"  build {b.started_at} -> {b.finished_at or '-'}: {st}  ({b.command})")
     return 0
 
 

@@ -39,6 +39,10 @@ def add_build_parser(actions: argparse._SubParsersAction) -> None:
                    help="also compute Weisz & Allen's P(force closure) per grasp by kinematic "
                         "closing over ±10 mm, ±20°: full = 1 mm/1° steps (18,081 poses, minutes "
                         "per grasp), coarse = 2 mm/2° (2,541 poses)")
+    p.add_argument("--on-change", choices=("stop", "restart"), default="stop",
+                   help="when resuming and a target's inputs (hand model, mesh, scale, settings, "
+                        "code of the measures) differ from those its grasps were built with: "
+                        "stop and say which changed (default), or delete its grasps and rebuild it")
     p.add_argument("--no-early-discard", action="store_true",
                    help="run every sample even for grasps that already failed (Kim's heuristic off)")
     p.set_defaults(func=run_build)
@@ -46,8 +50,8 @@ def add_build_parser(actions: argparse._SubParsersAction) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     """Build (or resume) the database; one progress bar per object."""
-    from offline_sim import (BuildTarget, HandSource, MonteCarloSettings, SimEvaluatorFactory,
-                             build_database, object_sources)
+    from offline_sim import (BuildInputsChanged, BuildTarget, HandSource, MonteCarloSettings,
+                             SimEvaluatorFactory, build_database, hand_digest, object_sources)
 
     for name in ("candidates", "samples"):
         if getattr(args, name) < 1:
@@ -58,7 +62,7 @@ def run_build(args: argparse.Namespace) -> int:
     try:
         hand = HandSource.parse(args.hand)
         sources = object_sources(args.objects, cache_dir=str(cache), scale=args.scale)
-        hand.build()  # fail here, in one line, rather than in every worker
+        hand_version = hand_digest(hand.build())  # fail here, in one line, not in every worker
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     mc = MonteCarloSettings(n_samples=args.samples, early_discard=not args.no_early_discard,
@@ -77,14 +81,18 @@ def run_build(args: argparse.Namespace) -> int:
             print(f"{src.name}: no collision-free candidate for {hand.name}; skipped", file=sys.stderr)
             continue
         targets.append(BuildTarget(
-            src.name, hand.name, "1", hand.params(), n, factory,
+            src.name, hand.name, hand_version, hand.params(), n, factory,
             {"mesh_path": src.mesh_path, "mesh_sha256": obj.source_sha256, "scale": src.scale,
-             "mass_kg": obj.mass_kg, "radius_m": obj.radius_m, "stable_poses": obj.stable_poses}))
+             "mass_kg": obj.mass_kg, "radius_m": obj.radius_m, "stable_poses": obj.stable_poses},
+            factory.inputs()))
     command = "graspline " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
         s = build_database(targets, args.out, workers=args.workers, ray_address=args.ray,
-                           samples_planned=args.samples, command=command,
+                           samples_planned=args.samples, command=command, on_change=args.on_change,
                            progress=sys.stderr.isatty() or bool(os.environ.get("GRASPLINE_PROGRESS")))
+    except BuildInputsChanged as exc:
+        raise CliError(f"{exc.path}: {exc.describe()} since its grasps were built; run with "
+                       f"--on-change restart to rebuild them, or write to another --out") from exc
     except ConnectionError as exc:  # Ray's, when no cluster answers at --ray
         raise CliError(f"--ray {args.ray}: {exc}".splitlines()[0]) from exc
     except KeyboardInterrupt:
@@ -92,6 +100,8 @@ def run_build(args: argparse.Namespace) -> int:
               f"run the same command to resume", file=sys.stderr)
         return 130
     saved = 1 - s.trials_run / s.trials_planned if s.trials_planned else 0.0
+    for key in s.restarted:
+        print(f"{key}: inputs changed, rebuilt from scratch", file=sys.stderr)
     print(f"{args.out}: {s.evaluated} grasps simulated now, {s.skipped} already there, "
           f"{s.discarded_early} discarded early ({saved:.0%} of the Monte Carlo trials saved), "
           f"{s.wall_s:.1f} s")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the targets table (what each (object, hand) was built from, its state)
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,6 +58,18 @@ CREATE TABLE IF NOT EXISTS results (
     wall_s REAL,
     finished_at TEXT
 );
+CREATE TABLE IF NOT EXISTS targets (
+    id INTEGER PRIMARY KEY,
+    object_id INTEGER NOT NULL REFERENCES objects (id),
+    hand_name TEXT NOT NULL,
+    hand_id INTEGER NOT NULL REFERENCES hands (id),
+    version TEXT NOT NULL,      -- hash of every input that decides the results
+    inputs TEXT NOT NULL,       -- JSON {input name: digest}: says which input changed
+    n_candidates INTEGER NOT NULL,
+    status TEXT NOT NULL,       -- building, finished
+    updated_at TEXT,
+    UNIQUE (object_id, hand_name)
+);
 CREATE TABLE IF NOT EXISTS build_log (
     id INTEGER PRIMARY KEY,
     started_at TEXT NOT NULL,
@@ -65,7 +77,8 @@ CREATE TABLE IF NOT EXISTS build_log (
     command TEXT NOT NULL,
     host TEXT,
     status TEXT NOT NULL,       -- running, finished, interrupted, failed
-    message TEXT
+    message TEXT,
+    pid INTEGER                 -- of the build process on host: is a 'running' build alive?
 );
 """
 
@@ -113,6 +126,33 @@ class GraspTable:
         return len(self.candidate)
 
 
+@dataclass(frozen=True)
+class TargetState:
+    """How far one (object, hand) target of a build got: done of n_candidates grasps written;
+    status "building" (until every candidate is written) or "finished"; version : hash of
+    every input that decides its results."""
+
+    object_name: str
+    hand_name: str
+    version: str
+    n_candidates: int
+    done: int
+    status: str
+
+
+@dataclass(frozen=True)
+class BuildLogEntry:
+    """One build run: UTC ISO times, status (running, finished, interrupted, failed), the
+    command, and the host and process id that ran it (a killed build stays 'running')."""
+
+    started_at: str
+    finished_at: str | None
+    status: str
+    command: str
+    host: str | None
+    pid: int | None
+
+
 class GraspDatabase:
     """Read-only access to a grasp database file. A context manager."""
 
@@ -155,6 +195,23 @@ class GraspDatabase:
         if row is None:
             raise GraspDatabaseError(f"{self.path} has no hand {hand!r}; it has {self.hands()}")
         return json.loads(row[0])
+
+    def targets(self) -> list[TargetState]:
+        """The build state of every (object, hand) target, ordered by object then hand."""
+        rows = self._db.execute(
+            """SELECT o.name, t.hand_name, t.version, t.n_candidates,
+                      (SELECT COUNT(*) FROM grasps g JOIN results r ON r.grasp_id = g.id
+                       JOIN hands h ON h.id = g.hand_id
+                       WHERE g.object_id = t.object_id AND h.name = t.hand_name),
+                      t.status
+               FROM targets t JOIN objects o ON o.id = t.object_id
+               ORDER BY o.name, t.hand_name""").fetchall()
+        return [TargetState(*row) for row in rows]
+
+    def builds(self) -> list[BuildLogEntry]:
+        """Every build run on this file, oldest first."""
+        return [BuildLogEntry(*row) for row in self._db.execute(
+            "SELECT started_at, finished_at, status, command, host, pid FROM build_log ORDER BY id")]
 
     def grasps(self, object_name: str, hand: str, *, k: int | None = None,
                by: str = "quality") -> GraspTable:

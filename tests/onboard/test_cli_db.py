@@ -5,7 +5,7 @@ pytest.importorskip("scipy")
 
 from offline_sim import build_database  # noqa: E402
 from onboard.cli import main  # noqa: E402
-from tests.offline_sim.test_build import target  # noqa: E402
+from tests.offline_sim.test_build import interrupt_at, target  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -18,9 +18,35 @@ def db_path(tmp_path_factory):
 def test_info_lists_objects_hands_counts_and_builds(db_path, capsys):
     assert main(["db", "info", str(db_path)]) == 0
     out = capsys.readouterr().out
-    assert "1 object(s), 1 hand(s)" in out
-    assert "bar" in out and "planar_jaw" in out and "12 grasps" in out
+    assert "1 object(s), 1 hand(s), 12/12 grasps of 1 target(s) written" in out
+    row = next(line for line in out.splitlines() if "planar_jaw" in line).split()
+    assert row[:6] == ["bar", "planar_jaw", "12/12", "grasps", "100%", "finished"]
     assert "finished  (test build)" in out
+
+
+def cli_build(out, *extra, samples="2"):
+    return main(["db", "build", "--objects", "builtin", "--hand", "parallel", "--candidates", "2",
+                 "--samples", samples, "--workers", "0", "--out", str(out), *extra])
+
+
+def test_db_build_resumed_with_other_settings_stops_in_one_line_or_restarts_on_request(
+        tmp_path, monkeypatch, capsys):
+    pytest.importorskip("mujoco")
+    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box",))
+    out = tmp_path / "g.db"
+    assert cli_build(out) == 0
+    capsys.readouterr()
+    assert cli_build(out, samples="3") == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after "box: preparing ..."
+    assert err.startswith("graspline db: error: ")
+    assert "box/parallel changed monte_carlo since its grasps were built" in err
+    assert "--on-change restart" in err
+    assert cli_build(out, "--on-change", "restart", samples="3") == 0
+    captured = capsys.readouterr()
+    assert "box/parallel: inputs changed, rebuilt from scratch" in captured.err
+    assert "2 grasps simulated now, 0 already there" in captured.out
+    assert cli_build(out, samples="3") == 0  # same inputs: resumes, nothing to do
+    assert "0 grasps simulated now, 2 already there" in capsys.readouterr().out
 
 
 def test_top_prints_k_ranked_lines(db_path, capsys):
@@ -37,3 +63,21 @@ def test_unknown_object_and_missing_file_exit_2_with_one_line(db_path, tmp_path,
     assert "no object 'mug'" in err and err.count("\n") == 0
     assert main(["db", "info", str(tmp_path / "none.db")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_info_after_a_killed_multi_target_build_shows_each_targets_progress_and_the_kill(
+        tmp_path, capsys):
+    import signal
+
+    path = tmp_path / "g.db"
+    n = interrupt_at(path, "processes", 60, signal.SIGKILL)
+    assert main(["db", "info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{n}/240 grasps of 30 target(s) written" in out
+    rows = [line.split() for line in out.splitlines() if "jaw_" in line]
+    assert len(rows) == 30
+    states = {r[5] for r in rows}
+    assert states == {"finished", "stopped"}  # nothing is 'building' once the build is dead
+    assert sum(int(r[2].split("/")[0]) for r in rows) == n
+    assert all(r[5] == "finished" for r in rows if r[2] == "8/8")
+    assert out.strip().splitlines()[-1].split(": ")[-1].startswith("killed")
