@@ -82,8 +82,7 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
     import msgspec
     from tqdm import tqdm
 
-    from onboard import PickingCell
-    from onboard._cellfile import CameraConfig, config_hash, sim_cell_file
+    from onboard import CameraConfig, PickingCell, config_hash, sim_cell_file
 
     config = sim_cell_file(seed=seed, log_dir=str(log_dir), ycb_dir=ycb)
     config = msgspec.structs.replace(config, camera=CameraConfig(width_px=image[0], height_px=image[1]))

@@ -1,6 +1,7 @@
 """graspline onboard (see DESIGN.md)."""
 from ._cell import PickingCell, make_picking_service, open_picking_cell
-from ._cellfile import CellConfig, CellFileError, load_cell_file, parse_cell_file
+from ._cellfile import (CameraConfig, CellConfig, CellFileError, GripperConfig, SegmenterConfig,
+                        SimConfig, config_hash, load_cell_file, parse_cell_file, sim_cell_file)
 from ._loop import PickingLoop
 from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
 from ._report import write_report
@@ -9,6 +10,12 @@ from ._service import GripReply, PickingService, TrialSummary
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
 
 __all__ = [
+    "CameraConfig",
+    "GripperConfig",
+    "SegmenterConfig",
+    "SimConfig",
+    "config_hash",
+    "sim_cell_file",
     "EndpointServer",
     "GripReply",
     "PickingService",

@@ -91,9 +91,15 @@ class PickingCell:
                                                          source="controller"))
 
     def record_robot_pose(self, T_base_tcp: np.ndarray, label: str | None = None) -> int:
-        """Keep a robot pose the controller reports; its index."""
+        """A robot pose the controller reports at a hand-eye calibration stop: the camera's
+        image now and the pose are saved to LOG/hand_eye/ (NNN.png and poses.csv, the files
+        ``graspline calibrate hand-eye --images ... --poses ...`` reads); its index."""
         with self._lock:
-            return self.loop.record_robot_pose(T_base_tcp, label)
+            k = self.loop.record_robot_pose(T_base_tcp, label)
+            frame = self.devices.camera.read(self.config.camera.timeout_s)
+            save_hand_eye_stop(Path(self.config.log_dir) / "hand_eye", k, frame.color,
+                               self.loop.robot_poses[k][0], label)
+            return k
 
     def close(self) -> None:
         """Close the devices and the log; safe to call twice."""
@@ -108,6 +114,28 @@ class PickingCell:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def save_hand_eye_stop(folder: Path, index: int, color: np.ndarray, T_base_tcp: np.ndarray,
+                       label: str | None) -> None:
+    """Write one hand-eye stop: the image (PNG) and a row of poses.csv (metres, rotation
+    vector in radians, as a UR controller reports a pose)."""
+    import cv2
+
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{index:03d}.png"
+    if not cv2.imwrite(str(folder / name), np.ascontiguousarray(color[..., ::-1])):
+        raise OSError(f"cannot write {folder / name}")
+    rvec = cv2.Rodrigues(np.ascontiguousarray(T_base_tcp[:3, :3]))[0].ravel()
+    csv = folder / "poses.csv"
+    new = not csv.exists()
+    with open(csv, "a", encoding="utf-8") as f:
+        if new:
+            f.write("image,x_m,y_m,z_m,rx_rad,ry_rad,rz_rad\n")
+        if label:
+            f.write(f"# {label}\n")
+        x, y, z = T_base_tcp[:3, 3]
+        f.write(f"{name},{x:.6f},{y:.6f},{z:.6f},{rvec[0]:.8f},{rvec[1]:.8f},{rvec[2]:.8f}\n")
 
 
 def trial_summary(r: TrialRecord) -> TrialSummary:

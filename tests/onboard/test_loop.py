@@ -195,3 +195,22 @@ def test_the_loop_picks_with_menageries_robotiq_2f85(tmp_path):
     # the gripper's own judgement agrees with the simulator on the ones that held
     assert all(r.object_detected for r in held)
     assert all(0.01 < r.gripper_width_m < 0.085 for r in held)
+
+
+def test_robot_poses_from_the_controller_become_hand_eye_input_files(tmp_path):
+    from calibration import read_robot_poses
+
+    poses = []
+    with small_cell(6, tmp_path) as c:
+        for k, xyz in enumerate([(0.05, 0.0, 0.35), (-0.05, 0.05, 0.4)]):
+            T = np.eye(4)
+            T[:3, :3] = np.diag([1.0, -1.0, -1.0])
+            T[:3, 3] = xyz
+            assert c.record_robot_pose(T, f"stop {k}") == k
+            poses.append(T)
+    folder = tmp_path / "hand_eye"
+    read = read_robot_poses(folder / "poses.csv")
+    assert [r.image for r in read] == ["000.png", "001.png"]
+    for r, T in zip(read, poses):
+        assert (folder / r.image).is_file()
+        assert np.allclose(r.T_base_tcp, T, atol=1e-6)
