@@ -76,7 +76,7 @@ def rss_mib() -> float:
 
 
 def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path,
-        checkpoint: int = 0):
+        checkpoint: int = 0, finger_thickness_m: float | None = None):
     """n trials on a fresh simulated cell; (records, wall seconds per trial). checkpoint > 0:
     print resident memory and the longest cycle so far every that many trials."""
     import msgspec
@@ -88,6 +88,8 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
     config = msgspec.structs.replace(config, camera=CameraConfig(width_px=image[0], height_px=image[1]))
     recs, walls = [], []
     with PickingCell(config, config_hash(config), mode=mode) as cell:
+        if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
+            _thin_fingers(cell, finger_thickness_m)
         for _ in tqdm(range(n), desc=mode, unit="trial", file=sys.stderr):
             t0 = time.perf_counter()
             recs.append(cell.pick_record())
@@ -96,6 +98,18 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
                 print(f"| after {len(walls)} trials | RSS {rss_mib():.0f} MiB | longest cycle "
                       f"{max(walls):.2f} s | median {np.median(walls):.2f} s |", flush=True)
     return recs, np.array(walls)
+
+
+def _thin_fingers(cell, finger_thickness_m: float) -> None:
+    """Rebuild the simulated cell with fingers of another thickness behind the pads."""
+    import dataclasses
+
+    sim = cell.devices.truth
+    sim.settings = dataclasses.replace(sim.settings, finger_thickness_m=finger_thickness_m)
+    from offline_sim.cell._cell import _hand
+
+    sim.hand = _hand(sim.settings)
+    sim.new_table()
 
 
 def kind_of(label: str) -> str:
@@ -160,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ycb", default=None, help="YCB folder (../shared/data/ycb)")
     p.add_argument("--image", default="640x480", help="camera size, WxH")
+    p.add_argument("--finger-thickness", type=float, default=None,
+                   help="experiment: the jaw's finger bodies this thick (m; default 0.01)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     image = tuple(int(v) for v in args.image.lower().split("x"))
@@ -178,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(r.outcome == 'no_grasp' for r in recs)} no grasp, "
               f"{sum(r.outcome == 'error' for r in recs)} error | |")
         return 0
-    recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate")
+    recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
+                      finger_thickness_m=args.finger_thickness)
     print(f"## validate mode: {args.trials} trials (image {args.image}, seed {args.seed}, "
           f"YCB {'on' if args.ycb else 'off'})\n")
     level_table(recs)

@@ -64,18 +64,76 @@ def _sim_cell(config: CellConfig):
         raise CellSetupError(f"sim: {exc}") from exc
 
 
-def _hand_eye(config: CellConfig) -> np.ndarray | None:
-    """T_base_camera from the cell file's hand-eye calibration file, if one is named."""
-    path = config.calibration.hand_eye
-    if path is None:
-        return None
+def _calibration(kind: str, path: str):
+    """A calibration file of the cell file, loaded; CellSetupError naming the key."""
     try:
         cal = importlib.import_module("calibration")
-        loader = getattr(cal, "load_hand_eye")
-    except (ImportError, AttributeError) as exc:
-        raise CellSetupError(f"calibration.hand_eye {path!r}: this build cannot read hand-eye "
-                             f"files ({exc})") from exc
-    return np.asarray(loader(path).T_base_camera, np.float64)
+        loader = {"intrinsics": cal.load_intrinsics, "hand_eye": cal.load_hand_eye,
+                  "depth": cal.load_depth_correction, "gripper": cal.load_gripper_map}[kind]
+        return loader(path)
+    except ImportError as exc:
+        raise CellSetupError(f"calibration.{kind} {path!r}: cannot load the calibration package "
+                             f"({exc})") from exc
+    except (ValueError, OSError) as exc:  # CalibrationFileError is a ValueError
+        raise CellSetupError(f"calibration.{kind}: {exc}") from exc
+
+
+class CalibratedCamera(Camera):
+    """A camera whose frames carry the cell's calibration: the hand-eye pose T_base_camera
+    (a fixed camera, eye-to-hand), calibrated intrinsics, and the depth scale correction."""
+
+    def __init__(self, camera: Camera, *, T_base_camera: np.ndarray | None = None,
+                 intrinsics=None, depth_scale: float | None = None) -> None:
+        self.camera = camera
+        self.T_base_camera = T_base_camera
+        self._intrinsics = intrinsics
+        self.depth_scale = depth_scale
+
+    @property
+    def intrinsics(self):
+        return self._intrinsics or self.camera.intrinsics
+
+    def state(self) -> str:
+        """The wrapped camera's state text."""
+        return getattr(self.camera, "state", lambda: "open")()
+
+    def _read(self, timeout_s: float | None):
+        import dataclasses
+
+        frame = self.camera.read(timeout_s)
+        changes: dict = {}
+        if self.T_base_camera is not None:
+            changes["T_base_camera"] = self.T_base_camera.copy()
+        if self._intrinsics is not None:
+            changes["intrinsics"] = self._intrinsics
+        if self.depth_scale is not None:
+            changes["depth_m"] = (frame.depth_m * np.float32(self.depth_scale)).astype(np.float32)
+        return dataclasses.replace(frame, **changes) if changes else frame
+
+    def _close(self) -> None:
+        self.camera.close()
+
+
+def _calibrated(camera: Camera, config: CellConfig) -> Camera:
+    """The camera with the cell file's calibration files applied (itself when none is named)."""
+    c = config.calibration
+    if c.hand_eye is None and c.intrinsics is None and c.depth is None:
+        return camera
+    T = None
+    if c.hand_eye is not None:
+        he = _calibration("hand_eye", c.hand_eye)
+        if he.setup != "eye_to_hand":
+            raise CellSetupError(f"calibration.hand_eye {c.hand_eye!r} is an {he.setup} "
+                                 f"calibration; the loop takes a fixed camera (eye_to_hand)")
+        T = np.asarray(he.T, np.float64)
+    intr = None if c.intrinsics is None else _calibration("intrinsics", c.intrinsics).intrinsics
+    if intr is not None and (intr.width, intr.height) != (camera.intrinsics.width,
+                                                          camera.intrinsics.height):
+        raise CellSetupError(f"calibration.intrinsics {c.intrinsics!r} is for "
+                             f"{intr.width} x {intr.height} images, the camera gives "
+                             f"{camera.intrinsics.width} x {camera.intrinsics.height}")
+    scale = None if c.depth is None else _calibration("depth", c.depth).scale
+    return CalibratedCamera(camera, T_base_camera=T, intrinsics=intr, depth_scale=scale)
 
 
 def open_cell(config: CellConfig) -> CellDevices:
@@ -105,24 +163,35 @@ def open_cell(config: CellConfig) -> CellDevices:
 def _camera(config: CellConfig, sim) -> Camera:
     c = config.camera
     if c.kind == "sim":
-        return sim.camera
-    T = _hand_eye(config)
+        return _calibrated(sim.camera, config)
     try:
         if c.kind == "realsense":
-            return RealSenseCamera(c.serial, width=c.width_px, height=c.height_px, fps=c.fps,
-                                   T_base_camera=T)
-        return RealSenseCamera(recording=c.recording, T_base_camera=T)
+            cam = RealSenseCamera(c.serial, width=c.width_px, height=c.height_px, fps=c.fps)
+        else:
+            cam = RealSenseCamera(recording=c.recording)
     except (ValueError, RuntimeError, OSError) as exc:
         raise CellSetupError(f"camera ({c.kind}): {exc}") from exc
+    try:
+        return _calibrated(cam, config)
+    except CellSetupError:
+        cam.close()
+        raise
 
 
 def _gripper(config: CellConfig, sim) -> Gripper:
     g = config.gripper
     if g.model == "sim_jaw":
+        if config.calibration.gripper is not None:
+            raise CellSetupError("calibration.gripper: the simulated jaw needs no calibration "
+                                 "file (its width is measured in the simulation)")
         gripper = sim.gripper
     else:
+        options = {}
+        if config.calibration.gripper is not None:
+            cal = _calibration("gripper", config.calibration.gripper)
+            options = importlib.import_module("calibration").gripper_driver_options([cal])
         try:
-            gripper = open_gripper(g.model, g.port)
+            gripper = open_gripper(g.model, g.port, **options)
         except (ValueError, ImportError, GripperError, OSError) as exc:
             raise CellSetupError(f"gripper ({g.model} on {g.port}): {exc}") from exc
     try:

@@ -50,6 +50,7 @@ class SimCellSettings:
     open_width_m: float = 0.085
     finger_length_m: float = 0.06
     pad_length_m: float = 0.035
+    finger_thickness_m: float = 0.01   # each finger's body behind its 4 mm pad
     pad_friction: float = 1.0
     camera_height_m: float = 0.75
     camera_tilt_rad: float = 0.0
@@ -85,6 +86,7 @@ def _hand(s: SimCellSettings) -> HandModel:
     if s.gripper_mjcf is None:
         return parallel_jaw(finger_width_m=s.finger_width_m, open_width_m=s.open_width_m,
                             finger_length_m=s.finger_length_m, pad_length_m=s.pad_length_m,
+                            finger_thickness_m=s.finger_thickness_m,
                             pad_friction=s.pad_friction, force_limit_n=235.0)
     # Menagerie's model: one tendon actuator (control 0 open .. 255 closed), pads left_pad and
     # right_pad, the "pinch" site between the fingertips as the TCP

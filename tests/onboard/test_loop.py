@@ -214,3 +214,43 @@ def test_robot_poses_from_the_controller_become_hand_eye_input_files(tmp_path):
     for r, T in zip(read, poses):
         assert (folder / r.image).is_file()
         assert np.allclose(r.T_base_tcp, T, atol=1e-6)
+
+
+def test_the_cell_files_calibration_files_reach_the_loops_frames(tmp_path):
+    from calibration import DepthCalibration, HandEyeCalibration, save_calibration
+
+    from onboard import CellFileError, load_cell_file  # noqa: F401 - the loader under test
+    from onboard._cell import PickingCell
+
+    with small_cell(7, tmp_path / "ref") as ref:
+        true = ref.devices.camera.T_base_camera
+        d_ref = ref.devices.camera.read().depth_m
+    moved = true.copy()
+    moved[:3, 3] += (0.004, -0.002, 0.001)   # what a hand-eye calibration found
+    save_calibration(HandEyeCalibration("eye_to_hand", moved, np.eye(4), "park", 0.0, 0.0, 0.0,
+                                        0.0, 0.0, 0.0, 15), tmp_path / "he.yaml")
+    save_calibration(DepthCalibration((), 1.02, 0.0, 0.0), tmp_path / "depth.yaml")
+    (tmp_path / "cell.yaml").write_text(
+        "camera: {width_px: 320, height_px: 240}\nsim: {seed: 7}\nlog_dir: log\n"
+        "calibration: {hand_eye: he.yaml, depth: depth.yaml}\n")
+    config, digest = load_cell_file(tmp_path / "cell.yaml")
+    with PickingCell(config, digest) as c:
+        frame = c.devices.camera.read()
+    assert np.allclose(frame.T_base_camera, moved)
+    both = (frame.depth_m > 0) & (d_ref > 0)
+    assert np.median(frame.depth_m[both] / d_ref[both]) == pytest.approx(1.02, abs=0.005)
+
+
+def test_an_eye_in_hand_calibration_is_refused_for_the_cells_fixed_camera(tmp_path):
+    from calibration import HandEyeCalibration, save_calibration
+
+    from onboard import load_cell_file
+    from onboard._cell import PickingCell
+    from onboard._devices import CellSetupError
+
+    save_calibration(HandEyeCalibration("eye_in_hand", np.eye(4), np.eye(4), "park", 0.0, 0.0,
+                                        0.0, 0.0, 0.0, 0.0, 15), tmp_path / "he.yaml")
+    (tmp_path / "cell.yaml").write_text("calibration: {hand_eye: he.yaml}\nlog_dir: log\n")
+    config, digest = load_cell_file(tmp_path / "cell.yaml")
+    with pytest.raises(CellSetupError, match="eye_in_hand calibration; the loop takes a fixed"):
+        PickingCell(config, digest)
