@@ -198,12 +198,22 @@ def _check_record(r: TrialRecord) -> None:
     for name in ("score", "x_px", "y_px", "theta_rad", "width_m", "force_n", "gripper_width_m",
                  "movement_m", "movement_rad", "truth_movement_m", "truth_movement_rad"):
         v = getattr(r, name)
-        if v is not None and not math.isfinite(float(v)):
-            raise TrialLogError(f"{where}: {name} must be finite or None, got {v!r}")
+        if v is not None and not _finite(v):
+            raise TrialLogError(f"{where}: {name} must be a finite number or None, got {v!r}")
     for name in ("features", "stage_s"):
         for k, v in getattr(r, name).items():
-            if not isinstance(k, str) or not math.isfinite(float(v)):
+            if not isinstance(k, str) or not _finite(v):
                 raise TrialLogError(f"{where}: {name}[{k!r}] must be a finite number, got {v!r}")
+
+
+def _finite(v: object) -> bool:
+    """True for a finite real number (bools and strings are not numbers here)."""
+    if isinstance(v, (bool, str, bytes)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def _to_row(r: TrialRecord) -> dict[str, object]:
@@ -398,6 +408,12 @@ class TrialLog:
         for name, img in encoded.items():
             written[name] = folder / f"{name}.png"
             _write_png_atomic(written[name], img)
+        if written:  # the renames themselves reach the disk before the row commits
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         return written
 
     def report_outcome(self, trial_id: int, success: bool, note: str = "",

@@ -158,6 +158,10 @@ def test_finish_refuses_unknown_twice_and_contradictory_records(tmp_path):
                        TrialImages(before_color=np.zeros((4, 4, 3), np.uint8),
                                    before_depth_m=np.zeros((4, 4, 3))))
         assert not (tmp_path / "images" / str(tid) / "before_color.png").exists()
+        with pytest.raises(TrialLogError, match=rf"trial {tid}: features\['d_t'\] must be a finite number, got 'high'"):
+            log.finish(TrialRecord(trial_id=tid, started_at_s=0.0, features={"d_t": "high"}))
+        with pytest.raises(TrialLogError, match=rf"trial {tid}: score must be a finite number or None, got nan"):
+            log.finish(TrialRecord(trial_id=tid, started_at_s=0.0, score=float("nan")))
         log.finish(TrialRecord(trial_id=tid, started_at_s=0.0, outcome="error", error="arm fault"))
         with pytest.raises(TrialLogError, match=f"trial {tid} is already finished"):
             log.finish(TrialRecord(trial_id=tid, started_at_s=0.0))
