@@ -71,6 +71,7 @@ class Execution:
     truth_lifted: bool | None = None
     error: str | None = None
     judge_note: str = ""
+    truth_poses: tuple | None = None   # the object's pose before and after closing (simulator)
 
 
 class StageClock:
@@ -320,6 +321,7 @@ class PickingLoop:
                            res.object_detected)
             if T_before is not None:
                 T_after = self.truth.world.T_world_object(k_truth)
+                ex.truth_poses = (T_before, T_after)
                 mv = pose_movement(T_before, T_after, c.T_base_tcp[:3, 0])
                 ex.truth_movement_m, ex.truth_movement_rad = mv.translation_m, mv.rotation_rad
             with clock.stage("after_image"):
@@ -505,7 +507,12 @@ class PickingLoop:
                                     "the simulator", trial_id, ex.success, ex.truth_lifted)
                     success, source = ex.truth_lifted, "simulator"
                     outcome = "success" if success else "failure"
-            mv = self._image_movement(plan, ex)
+            mv, centroid = self._image_movement(plan, ex)
+            if ex is not None and ex.truth_poses is not None and centroid is not None:
+                # the simulator's measure at the image estimate's point, so both compare alike
+                t = pose_movement(*ex.truth_poses, plan.choice.T_base_tcp[:3, 0],
+                                  point_base=centroid)
+                ex.truth_movement_m, ex.truth_movement_rad = t.translation_m, t.rotation_rad
             notes = ["budget overrun: " + o for o in clock.overruns]
             if ex is not None and ex.judge_note:
                 notes.append(ex.judge_note)
@@ -529,12 +536,13 @@ class PickingLoop:
                 error=(ex.error or "") if ex else ("" if g else c.reason))
             return self.trial_log.finish(rec, _images(plan, ex, self.projection))
 
-    def _image_movement(self, plan: Plan, ex: Execution | None) -> tuple[float | None, float | None]:
-        """The object's movement while the fingers closed, from the before and after-close
-        depth (Tan et al.'s measure), or (None, None) where it cannot be estimated."""
+    def _image_movement(self, plan: Plan, ex: Execution | None):
+        """((translation m, rotation rad), centroid (3,) base frame) of the object's movement
+        while the fingers closed, from the before and after-close depth (Tan et al.'s
+        measure); ((None, None), None) where it cannot be estimated."""
         c = plan.choice
         if not isinstance(c, GraspChoice) or ex is None or ex.after_close is None:
-            return None, None
+            return (None, None), None
         after = ex.after_close
         exclude = None if after.instance_ids is None else after.instance_ids >= HAND_INSTANCE
         try:
@@ -543,8 +551,8 @@ class PickingLoop:
                                  c.T_base_tcp[:3, 0], exclude_after=exclude)
         except MovementError as exc:
             log.info("no image estimate of the object's movement: %s", exc)
-            return None, None
-        return mv.translation_m, mv.rotation_rad
+            return (None, None), None
+        return (mv.translation_m, mv.rotation_rad), mv.centroid_base
 
     # ------------------------------------------------------------- the service
     def status(self) -> CellStatus:
