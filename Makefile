@@ -27,10 +27,12 @@ run: install
 pytest_run = echo "$(1)"; status=0; $(1) || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make $@: pytest collected no tests" >&2; fi; exit $$status
 
-# One pytest worker per core (pytest-xdist); each test file stays on one worker, so a file's
-# module fixtures (an emulator, a simulated cell) are built once.
+# One pytest worker per core (pytest-xdist), each test file on one worker so that its module
+# fixtures (an emulator, a simulated cell) are built once; then the tests that use librealsense
+# in one process of their own (marked `realsense`: it is not safe in two processes at once).
 test: install
-	@$(call pytest_run,$(BIN)/python -m pytest -n 2 --dist loadfile)
+	@$(call pytest_run,$(BIN)/python -m pytest -n 2 --dist loadfile -m "not realsense")
+	@$(call pytest_run,$(BIN)/python -m pytest -m realsense)
 
 # The Numba kernels run as plain Python (NUMBA_DISABLE_JIT=1) against their references, so
 # that coverage sees inside them and their pure-Python paths stay honest. Only the tests that

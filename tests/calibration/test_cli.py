@@ -16,6 +16,11 @@ from onboard.cli import main
 
 from .synth import BoardRenderer, board_poses
 
+# librealsense is not safe in two processes at once (an xdist worker crashed when two test
+# files played recordings side by side): `make test` runs these files in a process of their own
+pytestmark = pytest.mark.realsense
+
+
 
 def test_board_sheet_is_printed_at_true_scale_with_its_parameters_in_the_name(tmp_path, capsys):
     import cv2

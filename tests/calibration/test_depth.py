@@ -13,6 +13,11 @@ from calibration import (CalibrationError, depth_check, expected_noise_m, fit_pl
                          load_depth_correction, measure_flat_target, save_calibration)
 from drivers.camera import DepthNoise, RGBDFrame, SimCamera, intrinsics_from_fov, look_at
 
+# librealsense is not safe in two processes at once (an xdist worker crashed when two test
+# files played recordings side by side): `make test` runs these files in a process of their own
+pytestmark = pytest.mark.realsense
+
+
 mujoco = pytest.importorskip("mujoco")
 
 WALL = """<mujoco><worldbody>

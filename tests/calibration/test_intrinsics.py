@@ -16,6 +16,11 @@ from onboard.cli import main
 
 from .synth import BoardRenderer, board_poses
 
+# librealsense is not safe in two processes at once (an xdist worker crashed when two test
+# files played recordings side by side): `make test` runs these files in a process of their own
+pytestmark = pytest.mark.realsense
+
+
 W, H = 640, 480
 K = np.array([[615.0, 0.0, 322.5], [0.0, 612.0, 238.0], [0.0, 0.0, 1.0]])
 DIST = np.array([0.09, -0.18, 0.0012, -0.0009, 0.0])

@@ -17,6 +17,11 @@ from drivers.camera._realsense import choose_serial
 from tests.drivers.camera_frames import (tabletop_depth, tabletop_frame, tabletop_frames,
                                          tabletop_intrinsics)
 
+# librealsense is not safe in two processes at once (an xdist worker crashed when two test
+# files played recordings side by side): `make test` runs these files in a process of their own
+pytestmark = pytest.mark.realsense
+
+
 # The graspline command line, run by the interpreter of the tests (the console script's code).
 RUN_CLI = "import sys, onboard.cli as c; sys.exit(c.main(sys.argv[1:]))"
 DISTORTED = tabletop_intrinsics(model="brown_conrady", coeffs=(0.125, -0.0625, 0.0, 0.0, 0.03125))

@@ -14,6 +14,11 @@ from drivers.camera import CameraError, Intrinsics, RealSenseCamera
 from drivers.camera._rs import intrinsics_to_rs
 from tests.drivers.camera_frames import tabletop_frames, tabletop_intrinsics
 
+# librealsense is not safe in two processes at once (an xdist worker crashed when two test
+# files played recordings side by side): `make test` runs these files in a process of their own
+pytestmark = pytest.mark.realsense
+
+
 INTR = tabletop_intrinsics()  # 160 x 120, fx 140 px
 IDENTITY = np.eye(4)
 

@@ -13,6 +13,11 @@ pytest.importorskip("mujoco")
 from drivers.camera import DepthNoise, Intrinsics, SimCamera, intrinsics_from_fov, look_at  # noqa: E402
 from offline_sim import ObjectSpec, build_tabletop_scene  # noqa: E402
 
+# librealsense is not safe in two processes at once (an xdist worker crashed when two test
+# files played recordings side by side): `make test` runs these files in a process of their own
+pytestmark = pytest.mark.realsense
+
+
 BOX = ObjectSpec("box", "box", (0.06, 0.04, 0.10), rgba=(0.2, 0.8, 0.2, 1.0),
                  place=(0.05, -0.03, 0.4))
 
