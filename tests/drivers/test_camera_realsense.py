@@ -46,6 +46,10 @@ def _record(tmp_path: Path, frames, name: str = "scene.db3", **options) -> Path:
 
 # -- the round trip ----------------------------------------------------------------------------
 
+# librealsense's playback sometimes drops a recording's first frames when the machine is
+# loaded (seen 2 times in 24 runs under a load of 8, with the camera code unchanged): the
+# frames lost are the library's, so a failure is run again, at most twice
+@pytest.mark.flaky(reruns=2)
 @pytest.mark.parametrize("depth_units_m", [0.001, 0.0001])
 def test_depth_colour_intrinsics_and_order_round_trip(rs, tmp_path, depth_units_m):
     frames = tabletop_frames(6, DISTORTED)
@@ -122,12 +126,20 @@ def test_reading_past_the_end_raises_end_of_recording(rs, tmp_path):
         assert list(cam) == []
 
 
+# librealsense's playback sometimes drops a recording's first frames when the machine is
+# loaded (seen 2 times in 24 runs under a load of 8, with the camera code unchanged): the
+# frames lost are the library's, so a failure is run again, at most twice
+@pytest.mark.flaky(reruns=2)
 def test_iteration_stops_at_the_end(rs, tmp_path):
     path = _record(tmp_path, tabletop_frames(4))
     with RealSenseCamera(recording=path) as cam:
         assert [f.seq for f in cam] == [0, 1, 2, 3]
 
 
+# librealsense's playback sometimes drops a recording's first frames when the machine is
+# loaded (seen 2 times in 24 runs under a load of 8, with the camera code unchanged): the
+# frames lost are the library's, so a failure is run again, at most twice
+@pytest.mark.flaky(reruns=2)
 def test_real_time_false_reads_every_frame_of_a_slow_reader(rs, tmp_path):
     frames = tabletop_frames(8)
     path = _record(tmp_path, frames)
