@@ -1,4 +1,4 @@
-"""Fixtures for the gripper driver tests: emulators in their own processes on real ptys."""
+"""Fixtures shared by the test packages: gripper emulators in their own processes on real ptys."""
 from __future__ import annotations
 
 import pytest
