@@ -16,8 +16,10 @@ each as a digest). A resumed build whose inputs differ either stops and names wh
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import threading
 import json
 import os
 import signal
@@ -181,8 +183,10 @@ def build_database(targets: list[BuildTarget], db_path: str | Path, *, workers: 
         _check_inputs(db, targets, on_change)
         log_id = db.log_start(command or "build_database")
         try:
-            plans = [_plan(db, t, summary, on_change) for t in targets]
-            _run_plans(db, plans, summary, workers, ray_address, chunk, progress, samples_planned)
+            with _ctrl_c_between_batches() as stop:
+                plans = [_plan(db, t, summary, on_change) for t in targets]
+                _run_plans(db, plans, summary, workers, ray_address, chunk, progress,
+                           samples_planned, stop)
         except KeyboardInterrupt:
             summary.status = "interrupted"
             db.log_finish(log_id, "interrupted", json.dumps(_summary_json(summary)))
@@ -194,6 +198,46 @@ def build_database(targets: list[BuildTarget], db_path: str | Path, *, workers: 
         summary.wall_s = time.perf_counter() - t0
         db.log_finish(log_id, "finished", json.dumps(_summary_json(summary)))
     return summary
+
+
+class _StopRequest:
+    """Set by the first Ctrl-C; the build loop ends at its next batch boundary."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt here, between batches, if Ctrl-C was pressed."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _ctrl_c_between_batches() -> Iterator[_StopRequest]:
+    """Turn the first Ctrl-C into a request that the build loop honours between batches.
+
+    A KeyboardInterrupt raised anywhere (between SQLite's BEGIN and COMMIT, inside Ray's
+    wait) could leave the writer's connection mid-transaction, and then neither the batch nor
+    the "interrupted" status was written. A second Ctrl-C interrupts at once. Only the main
+    thread can own SIGINT; elsewhere, and where SIGINT is ignored, nothing changes."""
+    stop = _StopRequest()
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield stop
+        return
+
+    def on_sigint(signum, frame) -> None:
+        if stop.requested:
+            raise KeyboardInterrupt
+        stop.requested = True
+        print("\nbuild: Ctrl-C: stopping after this batch (press again to stop at once)",
+              file=sys.stderr, flush=True)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _check_inputs(db: GraspDatabaseWriter, targets: list[BuildTarget], on_change: str) -> None:
@@ -238,8 +282,9 @@ def _summary_json(s: BuildSummary) -> dict:
 
 def _run_plans(db: GraspDatabaseWriter, plans: list[_Plan], summary: BuildSummary,
                workers: int | None, ray_address: str | None, chunk: int, progress: bool,
-               samples_planned: int) -> None:
-    """Evaluate the todo candidates of every plan and write them as they come."""
+               samples_planned: int, stop: _StopRequest) -> None:
+    """Evaluate the todo candidates of every plan and write them as they come; on a stop
+    request, write what arrived and raise KeyboardInterrupt."""
     from tqdm import tqdm
 
     tasks = [(i, part) for i, p in enumerate(plans) for part in _chunks(p.todo, chunk)]
@@ -265,9 +310,9 @@ def _run_plans(db: GraspDatabaseWriter, plans: list[_Plan], summary: BuildSummar
                 bar.write(f"{plan.target.key}: finished ({len(plan.todo)} grasps now, "
                           f"{plan.target.n_candidates} in all)", file=sys.stderr)
 
+    stream = _results([(plans[i].target, part) for i, part in tasks], workers, ray_address)
     try:
-        for arrived in _results([(plans[i].target, part) for i, part in tasks], workers,
-                                ray_address):
+        for arrived in stream:
             now = time.monotonic()
             for task_index, results in arrived:
                 plan = plans[tasks[task_index][0]]
@@ -287,10 +332,12 @@ def _run_plans(db: GraspDatabaseWriter, plans: list[_Plan], summary: BuildSummar
                     flush(plan)
             bar.set_postfix(targets=f"{finished_targets}/{n_open}",
                             discarded=summary.discarded_early, refresh=False)
+            stop.check()
     finally:
         for plan in plans:
             flush(plan)  # on Ctrl-C too: what finished is kept
         bar.close()
+        stream.close()  # ends the workers now, not when the traceback is freed
 
 
 def _results(tasks: list[tuple[BuildTarget, list[int]]], workers: int | None,

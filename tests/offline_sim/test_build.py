@@ -438,3 +438,34 @@ def test_a_failing_candidate_fails_the_build_with_its_message_and_keeps_the_rest
     assert kept >= 1 and 9 not in table(tmp_path / "g.db").candidate
     s = build_database([t], tmp_path / "g.db", workers=2, progress=False)
     assert s.skipped == kept and s.evaluated == 12 - kept
+
+
+def test_ctrl_c_inside_a_database_transaction_ends_the_build_at_the_next_batch_with_all_written(
+        tmp_path, monkeypatch):
+    """A SIGINT that arrives between SQLite's BEGIN and COMMIT (the window that once left the
+    connection mid-transaction and the build's status 'running') is honoured between batches."""
+    from offline_sim import _graspdb_writer
+
+    begin = _graspdb_writer._Transaction.__enter__
+    entered = []
+
+    def begin_then_ctrl_c(self):
+        begin(self)
+        entered.append(1)
+        if len(entered) == 6:  # a few batches in: as if the user pressed Ctrl-C right now
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(_graspdb_writer._Transaction, "__enter__", begin_then_ctrl_c)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            build_database([target(n=40)], tmp_path / "g.db", workers=0, chunk=1, progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    con = sqlite3.connect(tmp_path / "g.db")
+    status, message = con.execute("SELECT status, message FROM build_log").fetchone()
+    kept = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    assert status == "interrupted" and json.loads(message)["evaluated"] == kept
+    assert 1 <= kept < 40  # stopped early, and what was evaluated was written
+    s = build_database([target(n=40)], tmp_path / "g.db", workers=0, progress=False)
+    assert s.skipped == kept and s.evaluated == 40 - kept
