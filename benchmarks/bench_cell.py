@@ -76,7 +76,8 @@ def rss_mib() -> float:
 
 
 def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path,
-        checkpoint: int = 0, finger_thickness_m: float | None = None):
+        checkpoint: int = 0, finger_thickness_m: float | None = None,
+        measure: str = "graspline", pad_friction: float = 1.0):
     """n trials on a fresh simulated cell; (records, wall seconds per trial). checkpoint > 0:
     print resident memory and the longest cycle so far every that many trials."""
     import msgspec
@@ -84,8 +85,10 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
 
     from onboard import CameraConfig, PickingCell, config_hash, sim_cell_file
 
-    config = sim_cell_file(seed=seed, log_dir=str(log_dir), ycb_dir=ycb)
-    config = msgspec.structs.replace(config, camera=CameraConfig(width_px=image[0], height_px=image[1]))
+    config = sim_cell_file(seed=seed, log_dir=str(log_dir), ycb_dir=ycb, pad_friction=pad_friction)
+    config = msgspec.structs.replace(
+        config, camera=CameraConfig(width_px=image[0], height_px=image[1]),
+        scoring=msgspec.structs.replace(config.scoring, measure=measure))
     recs, walls = [], []
     with PickingCell(config, config_hash(config), mode=mode) as cell:
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
@@ -150,6 +153,51 @@ def level_table(recs) -> None:
         print(f"| {k} | {sel.sum()} | {ok[sel].mean():.0%} | {auc(s[sel], ok[sel]):.2f} |")
 
 
+# The ablation: each row rescores the same graded trials from their logged features, one
+# depth term added to (or R_r taken out of) Tan's score at a time.
+ABLATIONS = (
+    ("Tan et al. (tan2024)", lambda f: f["tan_score"]),
+    ("+ finger bodies", lambda f: f["tan_score"] * (1 - f["body_collision"])),
+    ("+ contact height", lambda f: f["tan_score"] * f["score_contact"]),
+    ("+ torque about the grasp axis", lambda f: f["tan_score"] * f["score_torque"]),
+    ("graspline (all three)", lambda f: f["tan_score"] * (1 - f["body_collision"])
+     * f["score_contact"] * f["score_torque"]),
+)
+
+
+def ablation_table(recs) -> None:
+    """AUC and top-level success of each ablation row on the same graded trials."""
+    graded = [r for r in recs if r.success is not None and "tan_score" in r.features]
+    if not any("score_contact" in r.features for r in graded):
+        print("\n(no graded trial has the depth terms logged: run with --measure graspline)")
+        return
+    ok = np.array([bool(r.success) for r in graded])
+    kinds = np.array([kind_of(r.object_label) for r in graded])
+    print(f"\n| measure ({len(graded)} graded trials) | AUC | 95 % interval by kind | "
+          f"level 0.8-1 success | trials at 0.8-1 |")
+    print("|---|---|---|---|---|")
+    # a candidate that collided or missed has no depth terms; its Tan score is 0 anyway
+    neutral = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0}
+    for name, f in ABLATIONS:
+        s = np.array([f({**neutral, **r.features}) for r in graded])
+        lo, hi = clustered_bootstrap(s, ok, kinds)
+        top = s >= 0.8
+        print(f"| {name} | {auc(s, ok):.3f} | {lo:.3f}-{hi:.3f} | "
+              f"{(ok[top].mean() if top.any() else np.nan):.0%} | {top.sum()} |")
+
+
+def dump(recs, path: Path) -> None:
+    """One JSON line per trial: label, outcome, success, score and features, error, notes."""
+    import json
+
+    with open(path, "w") as fh:
+        for r in recs:
+            fh.write(json.dumps({"label": r.object_label, "outcome": r.outcome,
+                                 "success": r.success, "score": r.score, "features": r.features,
+                                 "error": r.error,
+                                 "note": r.note}) + "\n")
+
+
 def latency_table(recs, walls) -> None:
     """Frame-to-command latency against the render time of the same frames."""
     plan = np.array([sum(r.stage_s.get(k, 0.0) for k in PLAN_STAGES) for r in recs
@@ -176,10 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--image", default="640x480", help="camera size, WxH")
     p.add_argument("--finger-thickness", type=float, default=None,
                    help="experiment: the jaw's finger bodies this thick (m; default 0.01)")
+    p.add_argument("--measure", default="graspline", help="graspline (default) or tan2024")
+    p.add_argument("--pad-friction", type=float, default=1.0, help="pad friction (0.5: taped)")
+    p.add_argument("--out", default=None, help="folder for the trial logs (default: a temp one)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     image = tuple(int(v) for v in args.image.lower().split("x"))
-    out = Path(tempfile.mkdtemp(prefix="bench_cell-"))
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_cell-"))
+    out.mkdir(parents=True, exist_ok=True)
+    kw = dict(measure=args.measure, pad_friction=args.pad_friction)
     if args.soak:
         rss0 = rss_mib()
         print(f"| soak start | RSS {rss0:.0f} MiB | | |", flush=True)
@@ -195,13 +248,17 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(r.outcome == 'error' for r in recs)} error | |")
         return 0
     recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
-                      finger_thickness_m=args.finger_thickness)
+                      finger_thickness_m=args.finger_thickness, **kw)
+    dump(recs, out / "validate.jsonl")
     print(f"## validate mode: {args.trials} trials (image {args.image}, seed {args.seed}, "
-          f"YCB {'on' if args.ycb else 'off'})\n")
+          f"YCB {'on' if args.ycb else 'off'}, measure {args.measure}, pad friction "
+          f"{args.pad_friction:g})\n")
     level_table(recs)
+    ablation_table(recs)
     latency_table(recs, walls)
     if args.best:
-        brecs, bwalls = run(args.best, "best", args.seed + 1, args.ycb, image, out / "best")
+        brecs, bwalls = run(args.best, "best", args.seed + 1, args.ycb, image, out / "best", **kw)
+        dump(brecs, out / "best.jsonl")
         graded = [r for r in brecs if r.success is not None]
         nog = sum(r.outcome == "no_grasp" for r in brecs)
         print(f"\n## best-grasp policy: {args.best} trials\n")

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from scoring import MEASURES
+
 CELL_FILE_VERSION = 1
 STAGES = ("capture", "segment", "silhouette", "search", "choose", "approach", "grip",
           "after_image", "lift", "place", "log")
@@ -52,15 +54,19 @@ class GripperConfig(_Strict):
     """model: a drivers.gripper model name, or "sim_jaw" for the simulated cell's jaw.
     Geometry of the fingers as the scorer sees it (metres): finger_width_m across the closing
     direction, open_width_m between the pads, pad_length_m along the approach, tcp_to_tip_m
-    from the TCP to the fingertips along the approach."""
+    from the TCP to the fingertips along the approach, finger_thickness_m from a pad's face to
+    its finger's back along the closing direction; force_n per pad and the pads' friction
+    coefficient (the depth terms of the score use both)."""
 
     model: str = "sim_jaw"
     port: str = "sim"
     finger_width_m: float = 0.022
     open_width_m: float = 0.085
     pad_length_m: float = 0.035
+    finger_thickness_m: float = 0.014
     tcp_to_tip_m: float = 0.0175
     force_n: float = 40.0
+    pad_friction: float = 1.0
     speed_mps: float = 0.1
     timeout_s: float = 5.0
 
@@ -92,7 +98,9 @@ class CalibrationConfig(_Strict):
 class ScoringConfig(_Strict):
     """Image-space search: silhouette resolution, insertion depth of the fingertips past the
     object's top (metres), grasp lines, candidates kept, the score below which the loop
-    offers no grasp, and the search seed."""
+    offers no grasp, and the search seed. measure: "graspline" (Tan's score times the depth
+    terms) or "tan2024" (Tan et al.'s measure alone; "tan2021" is the same). masses_kg: known
+    objects' masses by label; others weigh their seen volume times density_kg_m3."""
 
     metres_per_px: float = 0.001
     insertion_depth_m: float = 0.02
@@ -101,7 +109,9 @@ class ScoringConfig(_Strict):
     top_k: int = 5
     min_score: float = 0.2
     seed: int = 0
-    measure: str = "tan2021"
+    measure: str = "graspline"
+    density_kg_m3: float = 500.0
+    masses_kg: dict[str, float] = msgspec.field(default_factory=dict)
 
 
 class ServerConfig(_Strict):
@@ -145,8 +155,9 @@ _POSITIVE = {
     "gripper.finger_width_m", "gripper.open_width_m", "gripper.pad_length_m", "gripper.force_n",
     "gripper.speed_mps", "gripper.timeout_s", "arm.speed_mps", "arm.approach_speed_mps",
     "scoring.metres_per_px", "scoring.n_lines", "scoring.top_k", "sim.pad_friction",
+    "gripper.pad_friction", "scoring.density_kg_m3",
 }
-_NON_NEGATIVE = {"gripper.tcp_to_tip_m", "arm.pregrasp_m", "arm.lift_m", "arm.hold_s",
+_NON_NEGATIVE = {"gripper.tcp_to_tip_m", "gripper.finger_thickness_m", "arm.pregrasp_m", "arm.lift_m", "arm.hold_s",
                  "scoring.insertion_depth_m", "scoring.clearance_m", "scoring.min_score",
                  "camera.retries"}
 
@@ -254,9 +265,12 @@ def _check_values(config: CellConfig, source: str) -> None:
     if not 0 <= config.server.port <= 65535:
         raise CellFileError(f"{source}: key 'server.port' must be in 0..65535, got "
                             f"{config.server.port!r}")
-    if config.scoring.measure not in ("tan2021",):
-        raise CellFileError(f"{source}: key 'scoring.measure' must be 'tan2021', got "
-                            f"{config.scoring.measure!r}")
+    if config.scoring.measure not in MEASURES:
+        raise CellFileError(f"{source}: key 'scoring.measure' must be one of "
+                            f"{', '.join(MEASURES)}, got {config.scoring.measure!r}")
+    for label, kg in config.scoring.masses_kg.items():
+        if not (math.isfinite(kg) and kg > 0):
+            raise CellFileError(f"{source}: key 'scoring.masses_kg.{label}' must be > 0, got {kg!r}")
     if config.camera.kind == "recording" and not config.camera.recording:
         raise CellFileError(f"{source}: key 'camera.recording' must name a .db3 file when "
                             f"camera.kind is 'recording'")
@@ -284,6 +298,7 @@ def sim_cell_file(*, seed: int = 0, log_dir: str = "out/trials", ycb_dir: str | 
     """The built-in cell file of the simulated cell (``graspline demo`` / ``serve --sim``)."""
     return CellConfig(name="simulated cell", log_dir=log_dir, server=ServerConfig(port=port),
                       sim=SimConfig(seed=seed, ycb_dir=ycb_dir, pad_friction=pad_friction),
+                      gripper=GripperConfig(pad_friction=pad_friction),
                       scoring=ScoringConfig(seed=seed))
 
 

@@ -26,7 +26,8 @@ import numpy as np
 from drivers.arm import ArmController, MoveResult, MoveStatus, check_tcp_pose
 from drivers.camera import Camera, CameraError, RGBDFrame
 from drivers.gripper import Gripper, GripperError
-from scoring import GripperProjection, SearchParams, prepare_silhouette, score_candidates, search_grasps
+from scoring import (GripperProjection, JawLimits, SearchParams, prepare_silhouette,
+                     score_candidates, search_grasps)
 from vision import ObjectMask, Segmenter, Silhouette, silhouette
 
 from ._cellfile import CellConfig
@@ -122,6 +123,9 @@ class PickingLoop:
         g, s = config.gripper, config.scoring
         self.projection = GripperProjection(g.finger_width_m / s.metres_per_px,
                                             g.open_width_m / s.metres_per_px, s.n_lines)
+        self.jaw = JawLimits(stroke_m=g.open_width_m, finger_thickness_m=g.finger_thickness_m,
+                             pad_length_m=g.pad_length_m, force_n=g.force_n,
+                             friction=g.pad_friction)
         self.home = _down_pose(config.arm.home_m)
         self.place = _down_pose(config.arm.place_m)
         self.robot_poses: list[tuple[np.ndarray, str | None]] = []
@@ -140,6 +144,7 @@ class PickingLoop:
     def _plan(self, clock: StageClock, object_label: str | None, timeout_s: float | None) -> Plan:
         if self.truth is not None:
             self.truth.start_cycle()  # the simulated cell re-lays an empty or stuck table
+        self._clear_view()
         with clock.stage("capture"):
             frame, why = self._capture(timeout_s)
         if frame is None:
@@ -160,19 +165,32 @@ class PickingLoop:
             masks_for = list(range(len(masks)))
         if not masks:
             return Plan(NoGrasp("nothing segmented in view", clock.stage_s), frame, masks)
-        best = None
+        best, unholdable = None, []
         for i in masks_for:
             found = self._search_object(frame, masks, i, clock)
-            if found is not None and (best is None or found[0] > best[0]):
+            if isinstance(found, str):
+                unholdable.append(found)
+            elif found is not None and (best is None or found[0] > best[0]):
                 best = found
         if best is None or best[0] < self.config.scoring.min_score:
             score = 0.0 if best is None else best[0]
+            why = "".join(f"; {u}" for u in unholdable)
             return Plan(NoGrasp(f"no grasp scores at least {self.config.scoring.min_score:g} on "
-                                f"the {len(masks_for)} object(s) in view (best {score:.2f})",
+                                f"the {len(masks_for)} object(s) in view (best {score:.2f}){why}",
                                 clock.stage_s), frame, masks)
         with clock.stage("choose"):
             plan = self._choose(frame, masks, best, clock)
         return plan
+
+    def _clear_view(self) -> None:
+        """Send graspline's arm home before a capture when it is elsewhere (a stopped pick
+        can leave the hand over the table, where the segmenter took it for an object)."""
+        if self.arm is None or self.fault:
+            return
+        if np.linalg.norm(self.arm.T_base_tcp[:3, 3] - self.home[:3, 3]) > 0.01:
+            r = self.arm.move(self.home, self.config.arm.speed_mps)
+            if not r.reached:
+                log.error("could not send the arm home before the capture: %s", r.message)
 
     def _capture(self, timeout_s: float | None) -> tuple[RGBDFrame | None, str]:
         """A frame, or (None, why) after the configured retries."""
@@ -199,8 +217,24 @@ class PickingLoop:
                           margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
                           obstacles=others, support=plane, clearance_m=s.clearance_m)
 
+    def _depth_view(self, frame: RGBDFrame, mask: ObjectMask, sil: Silhouette):
+        """The depth terms' view of a target: its mass from the cell file's masses_kg by
+        label when known, else its seen volume times the configured density."""
+        s = self.config.scoring
+        label = mask.label or self._truth_name(frame, mask)
+        return sil.depth_view(mass_kg=s.masses_kg.get(label) if label else None,
+                              density_kg_m3=s.density_kg_m3)
+
+    def _measure_kw(self, frame: RGBDFrame, mask: ObjectMask, sil: Silhouette) -> dict:
+        """The measure's keyword arguments for score_candidates and search_grasps."""
+        measure = self.config.scoring.measure
+        if measure != "graspline" or sil.height_m is None:
+            return {"measure": measure}
+        return {"measure": measure, "jaw": self.jaw, "depth": self._depth_view(frame, mask, sil)}
+
     def _search_object(self, frame, masks, i, clock):
-        """(best score, mask index, silhouette, GraspSet) for object i, or None."""
+        """(best score, mask index, silhouette, GraspSet, index) for object i; None when it
+        has no silhouette or grasp; a string saying why when the jaw cannot hold it at all."""
         with clock.stage("silhouette"):
             try:
                 sil = self._silhouette(frame, masks, i)
@@ -212,7 +246,10 @@ class PickingLoop:
         with clock.stage("search"):
             found = search_grasps(sil.image, self.projection, target=sil.target,
                                   top_k=self.config.scoring.top_k, settings=SearchParams(),
-                                  seed=int(self._rng.integers(2**31)))
+                                  seed=int(self._rng.integers(2**31)),
+                                  **self._measure_kw(frame, masks[i], sil))
+        if found.no_grasp:
+            return found.no_grasp
         if len(found) == 0:
             return None
         j = self._first_untried(sil, found)
@@ -227,9 +264,12 @@ class PickingLoop:
         x, y, t = float(found.x[j0]), float(found.y[j0]), float(found.theta[j0])
         feats = _features(found.scores, j0)
         n = int(found.n_scored)
+        kw = self._measure_kw(frame, masks[i], sil)
         if self.mode == "validate":
-            x, y, t, score, feats, level, extra = self._draw_across_levels(sil, found)
+            x, y, t, score, feats, level, extra = self._draw_across_levels(sil, found, kw)
             n += extra
+        if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
+            feats["mass_kg"] = kw["depth"].mass_kg  # the mass the torque term assumed
         g = self.config.gripper
         T = sil.tcp_pose(x, y, t, tcp_to_tip_m=g.tcp_to_tip_m)
         label = masks[i].label or self._truth_name(frame, masks[i]) or f"object@{x:.0f},{y:.0f}"
@@ -265,7 +305,7 @@ class PickingLoop:
         """Keep a failed grasp's position and closing direction for the next cycles."""
         self._failed.append((T_base_tcp[:3, 3].copy(), T_base_tcp[:3, 0].copy()))
 
-    def _draw_across_levels(self, sil: Silhouette, found):
+    def _draw_across_levels(self, sil: Silhouette, found, measure_kw: dict):
         """A candidate from a score level drawn uniformly among the levels that have one
         (Tan et al.'s validation: grasps across the score range, not the best only)."""
         prep = prepare_silhouette(sil.image)
@@ -276,7 +316,7 @@ class PickingLoop:
         cx = rng.uniform(xs.min() - r, xs.max() + r, k)
         cy = rng.uniform(ys.min() - r, ys.max() + r, k)
         ct = rng.uniform(0.0, math.pi, k)
-        sc = score_candidates(prep, cx, cy, ct, self.projection)
+        sc = score_candidates(prep, cx, cy, ct, self.projection, target=sil.target, **measure_kw)
         # the search's best grasps belong to the pool too: the top level is often rare
         px = np.concatenate([found.x, cx])
         py = np.concatenate([found.y, cy])
@@ -590,7 +630,9 @@ def _images(plan: Plan, ex: Execution | None, projection: GripperProjection) -> 
 
 def _features(scores, j: int) -> dict[str, float]:
     """The raw features and feature scores of candidate j, by name."""
-    names = ("d_t", "r_r", "s_a", "s_f", "score_d_t", "score_r_r", "score_s_a", "score_s_f")
+    names = ("d_t", "r_r", "s_a", "s_f", "score_d_t", "score_r_r", "score_s_a", "score_s_f",
+             "tan_score", "contact_height_m", "contact_tilt_rad", "lever_m", "torque_ratio", "score_contact",
+             "score_torque", "body_collision")
     out = {n: float(getattr(scores, n)[j]) for n in names}
     out["r_r_rad"], out["s_a_rad"], out["s_f_px"] = out.pop("r_r"), out.pop("s_a"), out.pop("s_f")
     out["width_px"] = float(scores.width_px[j])

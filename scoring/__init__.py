@@ -5,8 +5,10 @@ numpy and numba only; nothing of graspline is imported from here.
 from ._checks import ROTATION_TOL, check_pose, check_positive, check_rotation
 from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseError,
                        GraspTable, from_blob, to_blob)
-from ._measure import (PreparedSilhouette, grasp_region_profile, prepare_silhouette,
-                       score_candidates)
+from ._measure import (MEASURES, PreparedSilhouette, drop_off_target, grasp_region_profile,
+                       prepare_silhouette, score_candidates)
+from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, narrowest_width_m,
+                        physical_terms, why_not_holdable)
 from ._search import GraspSet, SearchParams, non_max_suppression, search_grasps
 from ._normals import contact_normal, disc_weights, normal_field
 from ._types import GripperProjection, MeasureParams, Scores
@@ -23,7 +25,16 @@ __all__ = [
     "GraspTable",
     "from_blob",
     "to_blob",
+    "DepthParams",
+    "DepthView",
     "GraspSet",
+    "JawLimits",
+    "MEASURES",
+    "PhysicalTerms",
+    "drop_off_target",
+    "narrowest_width_m",
+    "physical_terms",
+    "why_not_holdable",
     "GripperProjection",
     "MeasureParams",
     "PreparedSilhouette",

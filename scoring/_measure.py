@@ -15,6 +15,7 @@ from . import _kernel as K
 from ._kernel import CHUNK, grpv_kernel, score_kernel
 from ._blur import smoothed_silhouette
 from ._normals import normal_field
+from ._physical import DepthParams, DepthView, JawLimits, physical_terms
 from ._types import GripperProjection, MeasureParams, Scores
 
 
@@ -83,13 +84,22 @@ def _kernel_params(params: MeasureParams, projection: GripperProjection) -> np.n
 
 def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray, y: np.ndarray,
                      theta: np.ndarray, projection: GripperProjection,
-                     params: MeasureParams | None = None) -> Scores:
+                     params: MeasureParams | None = None, *, target: np.ndarray | None = None,
+                     measure: str = "graspline", jaw: JawLimits | None = None,
+                     depth: DepthView | None = None,
+                     depth_params: DepthParams | None = None) -> Scores:
     """Score antipodal grasp candidates on a silhouette with the image-space measure.
 
-    silhouette : (H, W) bool or uint8, non-zero = object (or a PreparedSilhouette).
+    silhouette : (H, W) bool or uint8, non-zero = anything the fingers meet (the target and
+        its neighbours), or a PreparedSilhouette.
     x, y : (N,) float, the grasp centre's column and row, pixels.
     theta : (N,) float, radians; the closing direction is (cos θ, sin θ) in (column, row).
     projection : the gripper in this image's pixels. params : thresholds (paper defaults).
+    target : optional (H, W) bool mask of the object to grasp among several: a grasp whose
+        primary contacts are not both on it scores 0 and counts as missing.
+    measure : "graspline" (default) multiplies Tan's score by the depth terms when a depth
+        view is given (``DepthView``; jaw and depth_params default to a 2F-85's size and the
+        README's thresholds); "tan2024" is Tan et al.'s measure unchanged.
     Returns a Scores struct of arrays, one entry per candidate.
     """
     params = params or MeasureParams()
@@ -98,8 +108,41 @@ def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,
     if not isinstance(projection, GripperProjection):
         raise ValueError(f"projection must be a GripperProjection, got {type(projection).__name__}")
     prepared = _prepared(silhouette, params)
+    model = depth_model(measure, jaw, depth, depth_params, prepared.mask.shape)
+    target = _checked_target(target, prepared.mask.shape)
     xs, ys, ts = check_coordinates(x=x, y=y, theta=theta)
-    return _score_prepared(prepared, xs, ys, ts, projection, params)
+    sc = _score_prepared(prepared, xs, ys, ts, projection, params)
+    if target is not None:
+        drop_off_target(sc, target)
+    if model is not None:
+        _apply_depth(sc, prepared.mask, xs, ys, ts, projection, model)
+    return sc
+
+
+def _checked_target(target: np.ndarray | None, shape: tuple[int, int]) -> np.ndarray | None:
+    """A target mask checked against the silhouette's shape (None stays None)."""
+    if target is None:
+        return None
+    target = check_silhouette(target, "target")
+    if target.shape != tuple(shape):
+        raise ValueError(f"target must have the silhouette's shape {tuple(shape)}, got {target.shape}")
+    return target
+
+
+def drop_off_target(scores: Scores, target: np.ndarray) -> None:
+    """Zero the score of grasps whose primary contacts are not both on the target mask.
+
+    Such a grasp closes on a neighbour first: for the target it is a miss (missing = True).
+    """
+    ok = scores.evaluated.copy()
+    for contact in (scores.contact_left, scores.contact_right):
+        cols = np.nan_to_num(contact[:, 0]).astype(np.intp)
+        rows = np.nan_to_num(contact[:, 1]).astype(np.intp)
+        ok &= target[rows, cols] != 0
+    off = scores.evaluated & ~ok
+    scores.score[off] = 0.0
+    scores.tan_score[off] = 0.0
+    scores.missing[off] = True
 
 
 def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray,
@@ -123,7 +166,56 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
                   score_d_t=outf[K.F_SCORE_D_T], score_r_r=outf[K.F_SCORE_R_R],
                   score_s_a=outf[K.F_SCORE_S_A], score_s_f=outf[K.F_SCORE_S_F],
                   contact_left=outf[K.F_LEFT_COL:K.F_LEFT_ROW + 1].T,
-                  contact_right=outf[K.F_RIGHT_COL:K.F_RIGHT_ROW + 1].T, width_px=outf[K.F_WIDTH_PX])
+                  contact_right=outf[K.F_RIGHT_COL:K.F_RIGHT_ROW + 1].T, width_px=outf[K.F_WIDTH_PX],
+                  tan_score=outf[K.F_SCORE].copy(), body_collision=np.zeros(n_cand, np.bool_),
+                  **{name: np.full(n_cand, np.nan, np.float32) for name in DEPTH_FIELDS})
+
+
+DEPTH_FIELDS = ("contact_height_m", "contact_tilt_rad", "lever_m", "torque_ratio", "score_contact", "score_torque")
+MEASURES = ("graspline", "tan2024", "tan2021")  # tan2021: the paper's year, the same measure
+
+
+@dataclass(frozen=True)
+class DepthModel:
+    """The jaw and the depth view that graspline's measure adds to Tan's (see _physical)."""
+
+    jaw: JawLimits
+    view: DepthView
+    params: DepthParams
+
+
+def _apply_depth(sc: Scores, image: np.ndarray, xs: np.ndarray, ys: np.ndarray, ts: np.ndarray,
+                 projection: GripperProjection, model: DepthModel) -> None:
+    """Multiply the evaluated candidates' scores by the depth terms, in place."""
+    ok = sc.evaluated
+    if not ok.any():
+        return
+    t = physical_terms(image, xs[ok], ys[ok], ts[ok], sc.contact_left[ok].astype(np.float64),
+                       sc.contact_right[ok].astype(np.float64),
+                       float(projection.open_width_px), projection.line_offsets_px(),
+                       model.jaw, model.view, model.params)
+    sc.body_collision[ok] = t.body_collision
+    for name in DEPTH_FIELDS:
+        getattr(sc, name)[ok] = getattr(t, name)
+    sc.score[ok] = sc.tan_score[ok] * t.factor
+
+
+def depth_model(measure: str, jaw: JawLimits | None, depth: DepthView | None,
+                depth_params: DepthParams | None, shape: tuple[int, int]) -> DepthModel | None:
+    """The depth model a measure uses: None for "tan2024" or when no depth view is given."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {MEASURES}, got {measure!r}")
+    if measure != "graspline" or depth is None:
+        return None
+    if not isinstance(depth, DepthView):
+        raise ValueError(f"depth must be a DepthView, got {type(depth).__name__}")
+    if np.shape(depth.height_m) != tuple(shape):
+        raise ValueError(f"depth.height_m must have the silhouette's shape {tuple(shape)}, "
+                         f"got {np.shape(depth.height_m)}")
+    jaw = jaw or JawLimits()
+    if not isinstance(jaw, JawLimits):
+        raise ValueError(f"jaw must be a JawLimits, got {type(jaw).__name__}")
+    return DepthModel(jaw, depth, depth_params or DepthParams())
 
 
 def grasp_region_profile(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,

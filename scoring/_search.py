@@ -7,8 +7,10 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ._checks import check_positive, check_silhouette
-from ._measure import PreparedSilhouette, _prepared, _score_prepared
+from ._checks import check_positive
+from ._measure import (PreparedSilhouette, _apply_depth, _checked_target, _prepared,
+                       _score_prepared, depth_model, drop_off_target)
+from ._physical import DepthParams, DepthView, JawLimits, why_not_holdable
 from ._types import GripperProjection, MeasureParams, Scores
 
 
@@ -60,6 +62,8 @@ class GraspSet:
     """The best grasps found, best first: (x, y) pixels (column, row), theta radians in [0, π).
 
     scores : their Scores; n_scored : candidates scored in the whole search.
+    no_grasp : why the jaw cannot hold the target at all ("" when it may; then the set is
+        empty): wider than the stroke every way, or too heavy for the pads' friction.
     """
 
     x: np.ndarray
@@ -67,6 +71,7 @@ class GraspSet:
     theta: np.ndarray
     scores: Scores
     n_scored: int
+    no_grasp: str = ""
 
     def __len__(self) -> int:
         return len(self.x)
@@ -116,25 +121,12 @@ def _global_batch(rng: np.random.Generator, n: int, box: tuple, centroid: tuple,
     return xs, ys, rng.uniform(0.0, np.pi, n)
 
 
-def _drop_off_target(scores: Scores, target: np.ndarray) -> None:
-    """Zero the score of grasps whose primary contacts are not both on the target mask.
-
-    Such a grasp closes on a neighbour first: for the target it is a miss (missing = True).
-    """
-    ok = scores.evaluated.copy()
-    for contact in (scores.contact_left, scores.contact_right):
-        cols = np.nan_to_num(contact[:, 0]).astype(np.intp)
-        rows = np.nan_to_num(contact[:, 1]).astype(np.intp)
-        ok &= target[rows, cols] != 0
-    off = scores.evaluated & ~ok
-    scores.score[off] = 0.0
-    scores.missing[off] = True
-
-
 def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: GripperProjection,
                   *, target: np.ndarray | None = None, top_k: int = 10,
                   params: MeasureParams | None = None, settings: SearchParams | None = None,
-                  seed: int | None = 0) -> GraspSet:
+                  seed: int | None = 0, measure: str = "graspline", jaw: JawLimits | None = None,
+                  depth: DepthView | None = None,
+                  depth_params: DepthParams | None = None) -> GraspSet:
     """Find the top_k best distinct antipodal grasps on a silhouette (Tan V-A planning loop).
 
     Global rounds (uniform in the bounding box grown by r/2, normal around the centroid) run
@@ -145,24 +137,24 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
     target : optional (H, W) bool mask of the object to grasp; candidates are drawn around it
         while the whole silhouette is scored, so neighbouring objects still collide, and a
         grasp whose fingers would first touch a neighbour counts as missing the target.
+    measure, jaw, depth, depth_params : as ``score_candidates``. With a depth view, a target
+        the jaw cannot hold at all (narrower nowhere than the stroke, heavier than the pads'
+        friction) gets no grasp and ``no_grasp`` says why.
     """
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
     params = params or MeasureParams()
     settings = settings or SearchParams()
     prepared = _prepared(silhouette, params)
-    if target is None:
-        rows, cols = np.nonzero(prepared.mask)
-    else:
-        target = check_silhouette(target, "target")
-        if target.shape != prepared.mask.shape:
-            raise ValueError(f"target must have the silhouette's shape {prepared.mask.shape}, "
-                             f"got {target.shape}")
-        rows, cols = np.nonzero(target)
+    model = depth_model(measure, jaw, depth, depth_params, prepared.mask.shape)
+    target = _checked_target(target, prepared.mask.shape)
+    rows, cols = np.nonzero(prepared.mask if target is None else target)
     rng = np.random.default_rng(seed)
-    if rows.size == 0:
+    why = "" if model is None or rows.size == 0 else why_not_holdable(
+        prepared.mask if target is None else target, model.jaw, model.view)
+    if rows.size == 0 or why:
         empty = np.empty(0)
-        return GraspSet(empty, empty.copy(), empty.copy(), Scores.empty(0), 0)
+        return GraspSet(empty, empty.copy(), empty.copy(), Scores.empty(0), 0, why)
 
     grow = 0.5 * float(projection.open_width_px)
     box = (cols.min() - grow, rows.min() - grow, cols.max() + grow, rows.max() + grow)
@@ -175,7 +167,9 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
         xs_all.append(xs), ys_all.append(ys), ts_all.append(ts % np.pi)
         sc = _score_prepared(prepared, xs, ys, ts_all[-1], projection, params)
         if target is not None:
-            _drop_off_target(sc, target)
+            drop_off_target(sc, target)
+        if model is not None:
+            _apply_depth(sc, prepared.mask, xs, ys, ts_all[-1], projection, model)
         scores_all.append(sc)
 
     def best():

@@ -104,6 +104,10 @@ class Scores:
         primary contact; NaN where not evaluated.
     width_px : float32 distance between the primaries' outlines along the closing direction,
         the opening at which both fingers touch; NaN where not evaluated.
+    tan_score : float32, Tan et al.'s score (eq. 16) before the depth terms; equal to score
+        under ``measure="tan2024"`` or without depth.
+    body_collision, contact_height_m, contact_tilt_rad, lever_m, torque_ratio, score_contact,
+        score_torque : the depth terms (see ``physical_terms``); False / NaN where not computed.
     """
 
     score: np.ndarray
@@ -120,6 +124,14 @@ class Scores:
     contact_left: np.ndarray
     contact_right: np.ndarray
     width_px: np.ndarray
+    tan_score: np.ndarray
+    body_collision: np.ndarray
+    contact_height_m: np.ndarray
+    contact_tilt_rad: np.ndarray
+    lever_m: np.ndarray
+    torque_ratio: np.ndarray
+    score_contact: np.ndarray
+    score_torque: np.ndarray
 
     @classmethod
     def empty(cls, n: int) -> "Scores":
@@ -127,7 +139,8 @@ class Scores:
         f = lambda: np.empty(n, dtype=np.float32)  # noqa: E731
         b = lambda: np.empty(n, dtype=np.bool_)  # noqa: E731
         p = lambda: np.empty((n, 2), dtype=np.float32)  # noqa: E731
-        return cls(f(), b(), b(), f(), f(), f(), f(), f(), f(), f(), f(), p(), p(), f())
+        return cls(f(), b(), b(), f(), f(), f(), f(), f(), f(), f(), f(), p(), p(), f(),
+                   f(), b(), f(), f(), f(), f(), f(), f())
 
     def __len__(self) -> int:
         return len(self.score)

@@ -12,6 +12,7 @@ from scoring import check_positive
 
 from ._base import check_frame
 from ._camera import ray_axes
+from ._heights import surface_depth, volume_and_centre
 from ._kernels import extent_above, fill_from_neighbours, plane_grid, rasterise_surface
 from ._types import ObjectMask, Silhouette, SupportPlane, check_mask
 
@@ -154,6 +155,7 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     k_top = int(TOP_PERCENTILE / 100.0 * (depth_along.size - 1))
     top = float(np.partition(depth_along, k_top)[k_top])
     tip = top + float(insertion_depth_m)
+    support_depth = math.nan  # the support's depth along the approach under the object
     if support is not None:
         # Stop the fingertips clearance_m above the support, on the approach line through the
         # object's centre: height(s) = n . (c + s a) + off decreases with s when n . a < 0.
@@ -162,6 +164,7 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
         if rate < -1e-6:
             _, cx, cy, *_ = extent_above(grid, tip)
             centre = R[:, :2] @ np.array([cx, cy])
+            support_depth = (-off_b - float(n_b @ centre)) / rate
             tip = max(top, min(tip, (clearance_m - off_b - float(n_b @ centre)) / rate))
     _, _, _, x0, y0, x1, y1 = extent_above(grid, tip)
 
@@ -171,8 +174,17 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     max_step = MAX_STEP_FACTOR * max(spacing, m)
     target = _draw(grid, tip, lo, shape, m, max_step)
     image = target.copy()
+    whole = _draw(grid, math.inf, lo, shape, m, max_step)  # all of the target, seen from above
+    volume, centre_px = volume_and_centre(surface_depth(grid, lo, shape, m, whole),
+                                          support_depth, m)
+    depth = surface_depth(grid, lo, shape, m, target)
     if obstacles is not None and obstacles.any():
-        image |= _draw(_plane_grid(frame, obstacles, R)[0], tip, lo, shape, m, max_step)
+        obstacle_grid = _plane_grid(frame, obstacles, R)[0]
+        drawn = _draw(obstacle_grid, tip, lo, shape, m, max_step)
+        image |= drawn
+        depth = np.minimum(depth, surface_depth(obstacle_grid, lo, shape, m, drawn))
+    with np.errstate(invalid="ignore"):
+        height = np.where(np.isfinite(depth), np.float32(tip) - depth, np.float32(np.nan))
 
     T_base_plane = np.eye(4)
     T_base_plane[:3, :3] = R
@@ -180,4 +192,6 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     centre = T_base_plane[:3, 3] + R[:, :2] @ (np.array([shape[1] - 1, shape[0] - 1]) * m / 2)
     return Silhouette(image=image, target=target,
                       metres_per_px=m, T_base_plane=T_base_plane,
-                      grasp_height_m=float(centre[2]), insertion_depth_m=tip - top)
+                      grasp_height_m=float(centre[2]), insertion_depth_m=tip - top,
+                      height_m=height.astype(np.float32), floor_m=support_depth - tip,
+                      volume_m3=volume, centre_of_mass_px=centre_px)

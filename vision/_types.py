@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scoring import GripperProjection, check_pose, check_positive
+from scoring import DepthParams, DepthView, GripperProjection, check_pose, check_positive
 
 
 def check_mask(mask: object, name: str, shape: tuple[int, int] | None = None) -> np.ndarray:
@@ -94,6 +94,14 @@ class Silhouette:
         (for a vertical approach the whole plane is at this height).
     insertion_depth_m : how far the fingertips are past the object's first point along the
         approach, metres (the asked-for depth, less any clamp that keeps them off the support).
+    height_m : (H, W) float32, height of the first surface met in each pixel (target or
+        obstacle) above the fingertip plane, metres (negative below it); NaN where no depth
+        sample falls. None when not measured.
+    floor_m : distance from the fingertip plane down to the support along the approach under
+        the object, metres; NaN without a support plane.
+    volume_m3, centre_of_mass_px : the target's volume taken as solid under its seen surface
+        down to the support, and that volume's centre in (column, row) pixels (NaN without a
+        support plane): the mass estimate and the lever of the gravity torque.
     """
 
     image: np.ndarray
@@ -102,12 +110,19 @@ class Silhouette:
     T_base_plane: np.ndarray
     grasp_height_m: float
     insertion_depth_m: float
+    height_m: np.ndarray | None = None
+    floor_m: float = math.nan
+    volume_m3: float = 0.0
+    centre_of_mass_px: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         check_mask(self.image, "Silhouette.image")
         check_mask(self.target, "Silhouette.target", self.image.shape)
         self.metres_per_px = check_positive(self.metres_per_px, "metres_per_px", "Silhouette")
         self.T_base_plane = check_pose(self.T_base_plane, "Silhouette.T_base_plane")
+        if self.height_m is not None and np.shape(self.height_m) != self.image.shape:
+            raise ValueError(f"Silhouette.height_m must have the image's shape {self.image.shape}, "
+                             f"got {np.shape(self.height_m)}")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -174,6 +189,23 @@ class Silhouette:
         xc = R.T @ T[:3, 0]
         theta = math.atan2(xc[1], xc[0]) % (2.0 * math.pi)
         return q[0] / self.metres_per_px, q[1] / self.metres_per_px, theta
+
+    def depth_view(self, mass_kg: float | None = None,
+                   density_kg_m3: float = DepthParams().density_kg_m3) -> DepthView:
+        """The depth terms' view of the target (``scoring.DepthView``): its mass is mass_kg
+        when known (a database's or a label's), else its seen volume times density_kg_m3
+        (NaN without a support plane). Raises ValueError when height_m was not measured."""
+        if self.height_m is None:
+            raise ValueError("this Silhouette has no height_m: make it with vision.silhouette "
+                             "from an RGB-D frame")
+        if mass_kg is None:
+            mass_kg = self.volume_m3 * density_kg_m3 if self.volume_m3 > 0 else math.nan
+        centre = self.centre_of_mass_px
+        if centre is not None and not np.all(np.isfinite(centre)):
+            centre = None
+        return DepthView(self.height_m, self.metres_per_px,
+                         None if centre is None else (float(centre[0]), float(centre[1])),
+                         float(mass_kg))
 
     def gripper_projection(self, finger_width_m: float, open_width_m: float,
                            n_lines: int | None = None) -> GripperProjection:

@@ -99,7 +99,7 @@ class SimArm(ArmController):
             T[:3, 3] = (1 - s) * T0[:3, 3] + s * T_goal[:3, 3]
             self._set_mount(T)
             cell.step(k)
-            hit = self._pressing()
+            hit = self._pressing(T_goal[:3, 3] - T0[:3, 3])
             if hit:
                 return MoveResult(MoveStatus.FAILED, self.T_base_tcp, i * k * dt,
                                   f"protective stop: {hit}")
@@ -117,10 +117,13 @@ class SimArm(ArmController):
         w.data.mocap_pos[w.mocap_id] = T_mount[:3, 3]
         w.data.mocap_quat[w.mocap_id] = matrix_to_quat(T_mount[:3, :3])
 
-    def _pressing(self) -> str | None:
-        """What the wrist's force monitoring sees, if over stop_force_n: the net contact force
-        on the hand (a grip's squeeze cancels between the pads; a held object adds only its
-        weight), with the thing that pushes hardest named ("the table", "object 3")."""
+    def _pressing(self, travel: np.ndarray) -> str | None:
+        """What the wrist's force monitoring sees, if over stop_force_n while resisting the
+        travel (base-frame displacement of the move): the net contact force on the hand (a
+        grip's squeeze cancels between the pads; a held object adds only its weight), with the
+        thing that pushes hardest named ("the table", "object 3"). A force along the travel
+        does not stop it: backing away from a contact that stopped the arm must be possible,
+        as it is on an arm whose protective stop was cleared."""
         import mujoco
 
         w = self.world
@@ -140,7 +143,7 @@ class SimArm(ArmController):
             what = "the table" if other == w.table_geom else f"object {w.geom_instance[other]}"
             by_other[what] = by_other.get(what, 0.0) + abs(float(f6[0]))
         total = float(np.linalg.norm(net))
-        if total > self.stop_force_n:
+        if total > self.stop_force_n and float(net @ travel) <= 0.0:
             worst = max(by_other, key=by_other.get)
             return f"{total:.0f} N on the hand, pressing on {worst}"
         return None

@@ -23,7 +23,7 @@ from .._objects import BUILTIN_OBJECTS, GraspObject, builtin_object, load_object
 from ._arm import SimArm
 from ._camera import SimCellCamera
 from ._gripper import SimJawGripper
-from ._objects import YCB_MASS_KG, random_primitive
+from ._objects import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
 from ._world import CellWorld, build_cell_world, footprint_radius_m, random_stable_pose
 
 GAP_M = 0.02
@@ -35,7 +35,8 @@ class SimCellSettings:
     """What the simulated cell is made of; lengths metres, forces newtons.
 
     objects_per_table : (min, max) objects laid on a fresh table. builtin : built-in shapes to
-    draw from; random_primitives : also random boxes, plates, bars and cylinders; ycb_dir : a
+    draw from; random_primitives : also random boxes, plates, bars and cylinders (True: every
+    kind of PRIMITIVE_KINDS, or a tuple naming some); ycb_dir : a
     folder of YCB scans (``<name>/visual.obj``) to draw from too. pad_friction : 1.0 for
     rubber pads, about 0.5 for taped ones. camera_height_m : above the table, looking down.
     depth_noise : D400-like noise on the depth (off only for tests of exact geometry).
@@ -43,7 +44,7 @@ class SimCellSettings:
 
     objects_per_table: tuple[int, int] = (3, 5)
     builtin: tuple[str, ...] = BUILTIN_OBJECTS
-    random_primitives: bool = True
+    random_primitives: bool | tuple[str, ...] = True
     ycb_dir: str | None = None
     density_kg_m3: float = 600.0
     finger_width_m: float = 0.022
@@ -67,6 +68,11 @@ class SimCellSettings:
         if not (1 <= lo <= hi <= 10):
             raise ValueError(f"objects_per_table must be (min, max) with 1 <= min <= max <= 10, "
                              f"got {self.objects_per_table!r}")
+        if not isinstance(self.random_primitives, bool):
+            for kind in self.random_primitives:
+                if kind not in PRIMITIVE_KINDS:
+                    raise ValueError(f"random_primitives: kind {kind!r} unknown; choose from "
+                                     f"{', '.join(PRIMITIVE_KINDS)}")
         for name in self.builtin:
             if name not in BUILTIN_OBJECTS:
                 raise ValueError(f"builtin object {name!r} unknown; choose from {', '.join(BUILTIN_OBJECTS)}")
@@ -135,9 +141,11 @@ class SimCell:
         """(kind, source) of every object the cell may lay: built-ins, primitives, YCB."""
         s = self.settings
         cat: list[tuple[str, object]] = [("builtin", n) for n in s.builtin]
-        if s.random_primitives:
+        if s.random_primitives is True:
             cat += [("primitive", k) for k in ("box", "plate", "bar", "cylinder", "wide_can",
                                                "wide_box", "heavy_box")]
+        elif s.random_primitives:
+            cat += [("primitive", k) for k in s.random_primitives]
         if s.ycb_dir is not None:
             cat += [("ycb", p) for p in sorted(Path(s.ycb_dir).glob("*/visual.obj"))]
         return cat
@@ -156,6 +164,7 @@ class SimCell:
     def new_table(self) -> None:
         """Lay a fresh table: random objects in random stable poses, hand at home, settled."""
         lo, hi = self.settings.objects_per_table
+        self._catalogue = self._load_catalogue()  # the settings may have changed since
         n = int(self._rng.integers(lo, hi + 1))
         picks = self._rng.choice(len(self._catalogue), size=n, replace=n > len(self._catalogue))
         objects = [self._make_object(*self._catalogue[i]) for i in picks]

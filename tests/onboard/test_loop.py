@@ -254,3 +254,18 @@ def test_an_eye_in_hand_calibration_is_refused_for_the_cells_fixed_camera(tmp_pa
     config, digest = load_cell_file(tmp_path / "cell.yaml")
     with pytest.raises(CellSetupError, match="eye_in_hand calibration; the loop takes a fixed"):
         PickingCell(config, digest)
+
+
+def test_a_can_wider_than_the_stroke_is_no_grasp_with_the_reason(tmp_path):
+    """Tan's measure offers pinches on the rim of a can wider than the 85 mm stroke, and they
+    always fail; graspline's measure says there is no grasp, and why."""
+    import dataclasses
+
+    with small_cell(2, tmp_path, width_px=640) as c:
+        sim = c.devices.truth
+        sim.settings = dataclasses.replace(sim.settings, builtin=(), objects_per_table=(1, 1),
+                                           random_primitives=("wide_can",))
+        sim.new_table()
+        rec = c.pick_record()
+    assert rec.outcome == "no_grasp"
+    assert "wider than the jaw's 85 mm stroke" in rec.error, rec.error

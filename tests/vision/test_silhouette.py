@@ -135,3 +135,38 @@ def test_best_grasp_on_a_box_maps_to_a_pose_across_it(camera):
     width_m = grasps.scores.width_px[0] * sil.metres_per_px
     side = 0.07 if abs(closing[0]) > abs(closing[1]) else 0.04
     assert width_m == pytest.approx(side, abs=0.004)
+
+
+def test_height_map_volume_and_mass_centre_follow_a_box_on_the_table():
+    """The depth half of the score: heights above the fingertips, the solid under the seen
+    surface down to the support, and its centre, against a 60 x 40 x 50 mm box."""
+    box = upright_box(0.03, -0.02, (0.06, 0.04, 0.05), yaw=0.4)
+    frame = render(Scene([box]), DOWN, noise=True, seed=3)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=0.02, support=seg.last_plane)
+    # the top face is insertion_depth above the fingertips; the support 30 mm below them
+    # (the top is the noisy surface's 2nd percentile: the fingertips sit ~2 mm higher)
+    top = np.nanmedian(sil.height_m[sil.target])
+    assert top == pytest.approx(0.02, abs=0.003)
+    assert sil.floor_m == pytest.approx(0.03, abs=0.003)
+    assert top + sil.floor_m == pytest.approx(0.05, abs=0.002)
+    assert sil.volume_m3 == pytest.approx(0.06 * 0.04 * 0.05, rel=0.12)
+    centre = sil.points_m(*sil.centre_of_mass_px)[0]
+    assert np.hypot(centre[0] - 0.03, centre[1] + 0.02) < 0.003
+    view = sil.depth_view(density_kg_m3=1000.0)
+    assert view.mass_kg == pytest.approx(0.12, rel=0.12)
+    assert sil.depth_view(mass_kg=0.5).mass_kg == 0.5
+
+
+def test_a_flat_object_meets_the_pads_over_only_its_thickness_above_the_fingertips():
+    """A 12 mm plate: the fingertips stop 5 mm above the table, so the pads meet 7 mm of its
+    edge, which the height map says (the silhouette alone cannot)."""
+    plate = upright_box(0.0, 0.0, (0.08, 0.05, 0.012))
+    frame = render(Scene([plate]), DOWN, noise=False)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=0.02, support=seg.last_plane,
+                     clearance_m=0.005)
+    assert np.nanmedian(sil.height_m[sil.target]) == pytest.approx(0.007, abs=0.0015)
+    assert sil.floor_m == pytest.approx(0.005, abs=0.001)

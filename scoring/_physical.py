@@ -1,0 +1,237 @@
+"""The physical side of graspline's score: what the silhouette alone does not say.
+
+Tan et al.'s measure judges a grasp from the silhouette: where the pads meet its outline
+and at what angles. An independent physics check found it fooled by flat objects (the pads
+meet a few millimetres of edge), by objects wider than the stroke, by heavy or long objects
+held off their centre of mass, and (in our simulated cell) by the fingers' bodies behind the
+pads landing on a neighbour. These terms read the depth seen along the approach and the jaw's
+limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspline"``):
+
+- body : 0 when the finger bodies behind the pads (their thickness along the closing
+  direction, beyond the open fingers) would land on anything above the fingertips.
+- contact : the height of the object's side that the pads meet (how far the pad overlaps
+  it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
+- torque : 1 - τ_g / τ_max, with τ_g = M g d the gravity torque about the grasp axis (d the
+  lever of the mass centre, in the image plane) and τ_max = 2 · (2/3) μ F a the torsional
+  friction of two pads pressing with F over discs of radius a (uniform pressure).
+
+Object-level limits decide "no grasp" rather than a low score: a target whose narrowest
+width exceeds the stroke, or whose weight exceeds the pads' friction 2 μ F.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import check_positive
+
+G = 9.81  # m/s²
+
+
+@dataclass(frozen=True)
+class JawLimits:
+    """A parallel jaw's physical limits, SI units.
+
+    stroke_m : the largest opening between the pads. finger_thickness_m : pad face to the
+    finger's back along the closing direction (the body that must land on free space).
+    pad_length_m : the pad's extent along the approach. force_n : squeezing force per pad.
+    friction : pad-object friction coefficient μ.
+    """
+
+    stroke_m: float = 0.085
+    finger_thickness_m: float = 0.014
+    pad_length_m: float = 0.035
+    force_n: float = 40.0
+    friction: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("stroke_m", "pad_length_m", "force_n", "friction"):
+            check_positive(getattr(self, name), name, "JawLimits")
+        check_positive(self.finger_thickness_m, "finger_thickness_m", "JawLimits", allow_zero=True)
+
+
+@dataclass(frozen=True)
+class DepthParams:
+    """Thresholds of the depth terms, SI units (chosen on the simulated cell: README)."""
+
+    min_contact_m: float = 0.003      # pad overlap scoring 0
+    full_contact_m: float = 0.012     # pad overlap scoring 1
+    contact_probe_m: float = 0.004    # the side's height is read this far in from the contact
+    torsion_radius_m: float = 0.006   # a: radius of each pad's pressure disc
+    body_margin_m: float = 0.002      # free space wanted beyond the finger's back
+    density_kg_m3: float = 500.0      # mass of an unknown object: its seen volume times this
+
+    def __post_init__(self) -> None:
+        for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "torsion_radius_m",
+                     "density_kg_m3"):
+            check_positive(getattr(self, name), name, "DepthParams")
+        check_positive(self.body_margin_m, "body_margin_m", "DepthParams", allow_zero=True)
+        if not self.min_contact_m < self.full_contact_m:
+            raise ValueError(f"DepthParams: min_contact_m must be < full_contact_m, got "
+                             f"{self.min_contact_m!r} and {self.full_contact_m!r}")
+
+
+@dataclass(frozen=True)
+class DepthView:
+    """What the depth image says of one target, in its silhouette's pixels.
+
+    height_m : (H, W) float, height of the first surface in each pixel above the fingertip
+        plane, metres (NaN where unseen). metres_per_px : the silhouette's pixel size.
+    centre_of_mass_px : (column, row) of the target's mass centre, or None if unknown.
+    mass_kg : the target's mass (known, or volume x density), NaN if unknown.
+    """
+
+    height_m: np.ndarray
+    metres_per_px: float
+    centre_of_mass_px: tuple[float, float] | None = None
+    mass_kg: float = math.nan
+
+    def __post_init__(self) -> None:
+        h = np.asarray(self.height_m)
+        if h.ndim != 2:
+            raise ValueError(f"DepthView: height_m must be a 2-D array, got shape {h.shape}")
+        check_positive(self.metres_per_px, "metres_per_px", "DepthView")
+        if not (math.isnan(self.mass_kg) or self.mass_kg >= 0):
+            raise ValueError(f"DepthView: mass_kg must be >= 0 or NaN, got {self.mass_kg!r}")
+
+
+@dataclass
+class PhysicalTerms:
+    """The depth terms of a batch of candidates, one entry per candidate.
+
+    body_collision : bool, a finger body lands on something. contact_height_m : the lower of
+    the two sides' heights that the pads meet, metres. contact_tilt_rad : the steeper lean
+    of the two sides' surfaces from vertical over the probe (logged; not in the factor). lever_m : the mass centre's distance
+    from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque : the
+    factors in [0, 1]; factor : their product, 0 on a body collision.
+    """
+
+    body_collision: np.ndarray
+    contact_height_m: np.ndarray
+    contact_tilt_rad: np.ndarray
+    lever_m: np.ndarray
+    torque_ratio: np.ndarray
+    score_contact: np.ndarray
+    score_torque: np.ndarray
+    factor: np.ndarray
+
+
+def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
+                   contact_left: np.ndarray, contact_right: np.ndarray, open_width_px: float,
+                   line_offsets_px: np.ndarray, jaw: JawLimits, view: DepthView,
+                   params: DepthParams) -> PhysicalTerms:
+    """The depth terms of candidates (x, y, θ) whose primary contacts are known (NaN else)."""
+    m = view.metres_per_px
+    body = _body_collision(image, x, y, theta, open_width_px, line_offsets_px,
+                           (jaw.finger_thickness_m + params.body_margin_m) / m)
+    h, rise = _contact_height(view.height_m, theta, contact_left, contact_right,
+                              params.contact_probe_m / m)
+    h = np.minimum(h, jaw.pad_length_m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # the side's slope over the probe: a vertical wall rises at once, a rounded side
+        # (a lying can's upper half) slowly, and its normal leans that far from the pads'
+        tilt = np.arctan2(params.contact_probe_m, np.maximum(rise, 1e-4))
+    s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
+    lever = _lever_px(x, y, theta, view.centre_of_mass_px) * m
+    tau_max = 2.0 * (2.0 / 3.0) * jaw.friction * jaw.force_n * params.torsion_radius_m
+    ratio = (view.mass_kg * G * lever / tau_max) if math.isfinite(view.mass_kg) \
+        else np.zeros_like(lever)
+    s_t = np.clip(1.0 - ratio, 0.0, 1.0)
+    s_c = np.where(np.isfinite(s_c), s_c, 0.0)
+    s_t = np.where(np.isfinite(s_t), s_t, 1.0)  # no mass centre known: no torque term
+    factor = np.where(body, 0.0, s_c * s_t)
+    f32 = lambda a: np.asarray(a, np.float32)  # noqa: E731
+    return PhysicalTerms(body, f32(h), f32(tilt), f32(lever), f32(ratio), f32(s_c), f32(s_t),
+                         f32(factor))
+
+
+def _body_collision(image: np.ndarray, x, y, theta, open_width_px: float,
+                    offsets: np.ndarray, depth_px: float) -> np.ndarray:
+    """(N,) bool: any pixel of ``image`` under either finger's body, the band from the open
+    finger's line end outwards by depth_px along the closing direction (1-px steps, every
+    grasp line across the finger)."""
+    n = len(x)
+    if n == 0 or depth_px <= 0:
+        return np.zeros(n, bool)
+    c, s = np.cos(theta)[:, None, None], np.sin(theta)[:, None, None]
+    steps = 0.5 * open_width_px + np.arange(1.0, depth_px + 1.0)
+    dr = np.concatenate([-steps, steps])[None, None, :]
+    dw = np.asarray(offsets, np.float64)[None, :, None]
+    px = np.rint(x[:, None, None] - dw * s + dr * c).astype(np.intp)
+    py = np.rint(y[:, None, None] + dw * c + dr * s).astype(np.intp)
+    h, w = image.shape
+    inside = (px >= 0) & (px < w) & (py >= 0) & (py < h)
+    hit = np.zeros(px.shape, bool)
+    hit[inside] = image[py[inside], px[inside]] != 0
+    return hit.any(axis=(1, 2))
+
+
+def _contact_height(height: np.ndarray, theta, left: np.ndarray, right: np.ndarray,
+                    probe_px: float) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) metres: the lower of the two contacts' side heights, each the highest surface
+    within probe_px inwards of the contact along the closing direction (the widest point of
+    a rounded side lies a little inside its outline), NaN where a contact is unknown; and
+    the lower of the two sides' heights at the probe's inner end (its rise over the probe)."""
+    c, s = np.cos(theta)[:, None], np.sin(theta)[:, None]
+    k = np.arange(0.0, max(1.0, probe_px) + 1.0)[None, :]
+    h_img, w_img = height.shape
+    sides, rises = [], []
+    for contact, inward in ((left, 1.0), (right, -1.0)):
+        px = contact[:, :1] + inward * k * c
+        py = contact[:, 1:2] + inward * k * s
+        ok = np.isfinite(px) & np.isfinite(py)
+        ci = np.clip(np.rint(np.nan_to_num(px)).astype(np.intp), 0, w_img - 1)
+        ri = np.clip(np.rint(np.nan_to_num(py)).astype(np.intp), 0, h_img - 1)
+        v = np.where(ok, height[ri, ci], np.nan)
+        sides.append(np.max(np.where(np.isfinite(v), v, -np.inf), axis=1))
+        rises.append(np.where(np.isfinite(v[:, -1]), v[:, -1], -np.inf))
+    out = np.minimum(sides[0], sides[1])
+    out[~np.isfinite(out)] = np.nan
+    rise = np.minimum(rises[0], rises[1])
+    rise[~np.isfinite(rise)] = np.nan
+    return out, rise
+
+
+def _lever_px(x: np.ndarray, y: np.ndarray, theta: np.ndarray, centre) -> np.ndarray:
+    """(N,) pixels: distance of the mass centre from the grasp axis, the line through the
+    grasp centre (x, y) along the closing direction θ (the pads' centre line: on flat faces
+    every grasp line touches at once, so the primary contacts do not place the axis);
+    NaN where the centre is unknown."""
+    if centre is None or not np.all(np.isfinite(centre)):
+        return np.full(len(x), np.nan)
+    ex, ey = centre[0] - x, centre[1] - y
+    return np.abs(np.cos(theta) * ey - np.sin(theta) * ex)
+
+
+def narrowest_width_m(target: np.ndarray, metres_per_px: float, n_angles: int = 90) -> float:
+    """The target's smallest width over n_angles directions (its minimum Feret diameter),
+    metres, pixel centres plus one pixel; inf for an empty target."""
+    rows, cols = np.nonzero(target)
+    if rows.size == 0:
+        return math.inf
+    def widths(a: np.ndarray) -> np.ndarray:
+        proj = np.outer(np.cos(a), cols) + np.outer(np.sin(a), rows)
+        return proj.max(axis=1) - proj.min(axis=1)
+
+    step = math.pi / n_angles
+    coarse = np.arange(n_angles) * step
+    best = coarse[int(np.argmin(widths(coarse)))]
+    fine = best + np.linspace(-step, step, 41)  # the minimum to a twentieth of a step
+    return float(widths(fine).min() + 1.0) * metres_per_px
+
+
+def why_not_holdable(target: np.ndarray, jaw: JawLimits, view: DepthView) -> str:
+    """Why the jaw cannot hold this target at all ("" if it may): wider than the stroke
+    every way, or heavier than the pads' friction can lift."""
+    width = narrowest_width_m(target, view.metres_per_px)
+    if width > jaw.stroke_m:
+        return (f"the object is {width * 1e3:.0f} mm across at its narrowest, wider than the "
+                f"jaw's {jaw.stroke_m * 1e3:.0f} mm stroke")
+    load = 2.0 * jaw.friction * jaw.force_n
+    if math.isfinite(view.mass_kg) and view.mass_kg * G > load:
+        return (f"the object weighs about {view.mass_kg:.2f} kg ({view.mass_kg * G:.0f} N), more "
+                f"than the pads' friction holds (2 x {jaw.friction:g} x {jaw.force_n:g} N = "
+                f"{load:.0f} N)")
+    return ""

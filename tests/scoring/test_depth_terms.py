@@ -1,0 +1,175 @@
+"""graspline's depth terms on Tan's score: finger bodies, the height of the side the pads meet,
+the torque about the grasp axis, and the objects the jaw cannot hold at all."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scoring import (DepthParams, DepthView, GripperProjection, JawLimits, narrowest_width_m,
+                     score_candidates, search_grasps)
+from scoring.shapes import ellipse, rectangle
+
+M = 0.001  # metres per pixel
+SHAPE = (240, 320)
+# a 2F-85-like jaw at 1 mm/px: 22 mm fingers, 85 mm stroke
+PROJ = GripperProjection(22, 85, 11)
+JAW = JawLimits(stroke_m=0.085, finger_thickness_m=0.014, pad_length_m=0.035, force_n=40.0,
+                friction=1.0)
+
+
+def heights(mask: np.ndarray, h_m: float) -> np.ndarray:
+    """A height map: h_m above the fingertips on the mask, NaN elsewhere."""
+    return np.where(mask, h_m, np.nan).astype(np.float32)
+
+
+def across_box(n: int = 1):
+    """n grasps across the 40-px side of a 60 x 40 box centred at (150, 110)."""
+    return np.full(n, 150.0), np.full(n, 110.0), np.full(n, math.pi / 2)
+
+
+def test_tan2024_is_the_kernels_score_unchanged_and_graspline_without_depth_equals_it():
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    x, y, t = np.random.default_rng(0).uniform([100, 70, 0], [200, 150, math.pi], (200, 3)).T
+    tan = score_candidates(box, x, y, t, PROJ, measure="tan2024")
+    plain = score_candidates(box, x, y, t, PROJ)
+    np.testing.assert_array_equal(tan.score, plain.score)
+    np.testing.assert_array_equal(tan.score, tan.tan_score)
+    deep = score_candidates(box, x, y, t, PROJ, measure="tan2024", jaw=JAW,
+                            depth=DepthView(heights(box, 0.02), M))
+    np.testing.assert_array_equal(deep.score, tan.score)  # tan2024 ignores the depth
+    assert np.isnan(deep.contact_height_m).all()
+
+
+def test_unknown_measure_is_refused_by_name():
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    with pytest.raises(ValueError, match="measure must be one of .*'tan2020'"):
+        score_candidates(box, *across_box(), PROJ, measure="tan2020")
+
+
+def test_a_neighbour_behind_a_finger_zeroes_the_grasp_though_the_pads_are_clear():
+    """The open pad's line end is clear (Tan scores it high) but the finger's 14 mm body
+    behind it lands on a neighbour 6 px further out: no grasp. 20 px further out: fine."""
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    x, y, t = across_box()
+    for gap_px, blocked in ((6, True), (20, False)):
+        # the neighbour's near edge gap_px beyond the open finger (open width 85 px)
+        edge = 110.0 + 42.5 + gap_px
+        image = box | rectangle(SHAPE, (150.0, edge + 15.0), 60, 30)
+        sc = score_candidates(image, x, y, t, PROJ, target=box, jaw=JAW,
+                              depth=DepthView(heights(image, 0.03), M))
+        assert sc.tan_score[0] > 0.9
+        assert bool(sc.body_collision[0]) is blocked
+        assert bool(sc.score[0] == 0.0) is blocked
+
+
+def test_contact_height_ramps_from_min_to_full_contact():
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    p = DepthParams(min_contact_m=0.003, full_contact_m=0.012)
+    got = []
+    for h in (0.002, 0.0075, 0.02):
+        sc = score_candidates(box, *across_box(), PROJ, jaw=JAW,
+                              depth=DepthView(heights(box, h), M), depth_params=p)
+        assert sc.contact_height_m[0] == pytest.approx(h, abs=1e-6)
+        got.append(float(sc.score_contact[0]))
+        assert sc.score[0] == pytest.approx(sc.tan_score[0] * got[-1], rel=1e-5)
+    assert got == pytest.approx([0.0, 0.5, 1.0], abs=1e-6)
+
+
+def test_contact_height_is_the_lower_side_and_capped_at_the_pad_length():
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    hm = heights(box, 0.08)
+    hm[110:, :] = np.where(box[110:, :], 0.006, np.nan)  # one side of the grasp is low
+    sc = score_candidates(box, *across_box(), PROJ, jaw=JAW, depth=DepthView(hm, M))
+    assert sc.contact_height_m[0] == pytest.approx(0.006, abs=1e-6)
+    sc = score_candidates(box, *across_box(), PROJ, jaw=JAW, depth=DepthView(heights(box, 0.08), M))
+    assert sc.contact_height_m[0] == pytest.approx(JAW.pad_length_m)
+
+
+def test_torque_ratio_is_weight_times_lever_over_two_pads_torsional_friction():
+    """A grasp 30 mm from the mass centre of a 0.4 kg bar: τ = M g d against
+    τ_max = 2 (2/3) μ F a; the same grasp through the centre has no torque."""
+    bar = rectangle(SHAPE, (160.0, 120.0), 200, 30)
+    p = DepthParams(torsion_radius_m=0.006)
+    view = DepthView(heights(bar, 0.03), M, centre_of_mass_px=(160.0, 120.0), mass_kg=0.4)
+    x, y, t = np.array([190.0, 160.0]), np.array([120.0, 120.0]), np.full(2, math.pi / 2)
+    sc = score_candidates(bar, x, y, t, PROJ, jaw=JAW, depth=view, depth_params=p)
+    tau_max = 2 * (2 / 3) * 1.0 * 40.0 * 0.006
+    assert sc.lever_m[0] == pytest.approx(0.030, abs=0.0011)
+    assert sc.torque_ratio[0] == pytest.approx(0.4 * 9.81 * sc.lever_m[0] / tau_max, rel=1e-5)
+    assert sc.score_torque[0] == pytest.approx(max(0.0, 1 - sc.torque_ratio[0]), abs=1e-6)
+    assert sc.lever_m[1] < 0.0011 and sc.score_torque[1] > 0.95
+    assert sc.score[0] < sc.score[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.0, math.pi), st.floats(-20.0, 20.0))
+def test_the_depth_terms_do_not_depend_on_which_finger_is_left(theta, offset):
+    """θ and θ + π are the same grasp: the depth terms must agree on them."""
+    bar = rectangle(SHAPE, (160.0, 120.0), 120, 36, angle=0.3)
+    image = bar | ellipse(SHAPE, (160.0, 178.0), 20, 12)
+    view = DepthView(heights(image, 0.015), M, centre_of_mass_px=(150.0, 118.0), mass_kg=0.3)
+    x = np.array([160.0 + offset] * 2)
+    y = np.array([120.0 - 0.3 * offset] * 2)
+    t = np.array([theta, theta + math.pi])
+    sc = score_candidates(image, x, y, t, PROJ, target=bar, jaw=JAW, depth=view)
+    assert sc.body_collision[0] == sc.body_collision[1]
+    if sc.evaluated.all():
+        np.testing.assert_allclose(sc.lever_m[0], sc.lever_m[1], atol=2e-3)
+
+
+def test_a_can_wider_than_the_stroke_gets_no_grasp_and_says_why():
+    """A 102 mm can seen from above against an 85 mm stroke: Tan's measure offers rim
+    pinches; graspline's search offers nothing and names the width."""
+    can = ellipse(SHAPE, (160.0, 120.0), 51, 51)
+    tan = search_grasps(can, PROJ, target=can, top_k=3, measure="tan2024", seed=0)
+    assert len(tan) and tan.scores.score[0] > 0.2
+    g = search_grasps(can, PROJ, target=can, top_k=3, seed=0, jaw=JAW,
+                      depth=DepthView(heights(can, 0.03), M))
+    assert len(g) == 0 and "103 mm across" in g.no_grasp and "85 mm stroke" in g.no_grasp
+    small = ellipse(SHAPE, (160.0, 120.0), 33, 33)
+    g = search_grasps(small, PROJ, target=small, top_k=3, seed=0, jaw=JAW,
+                      depth=DepthView(heights(small, 0.03), M))
+    assert len(g) and g.no_grasp == "" and g.scores.score[0] > 0.9
+
+
+def test_an_object_heavier_than_the_pads_friction_gets_no_grasp():
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    heavy = DepthView(heights(box, 0.03), M, centre_of_mass_px=(150.0, 110.0), mass_kg=9.0)
+    g = search_grasps(box, PROJ, target=box, seed=0, jaw=JAW, depth=heavy)
+    assert len(g) == 0 and "9.00 kg" in g.no_grasp and "80 N" in g.no_grasp
+    light = DepthView(heights(box, 0.03), M, centre_of_mass_px=(150.0, 110.0), mass_kg=1.0)
+    assert len(search_grasps(box, PROJ, target=box, seed=0, jaw=JAW, depth=light))
+
+
+def test_narrowest_width_is_the_minimum_feret_diameter():
+    bar = rectangle(SHAPE, (160.0, 120.0), 150, 30, angle=0.5)
+    assert narrowest_width_m(bar, M) == pytest.approx(0.030, abs=0.0015)
+    assert narrowest_width_m(np.zeros(SHAPE, bool), M) == math.inf
+
+
+def test_score_candidates_names_the_target_among_several():
+    """Two boxes side by side: a grasp centred on the second one scores for it, and scores 0
+    (missing) when the first one is the target."""
+    a = rectangle(SHAPE, (100.0, 110.0), 40, 40)
+    b = rectangle(SHAPE, (220.0, 110.0), 40, 40)
+    image = a | b
+    x, y, t = np.array([220.0]), np.array([110.0]), np.array([math.pi / 2])
+    assert score_candidates(image, x, y, t, PROJ, target=b).score[0] > 0.9
+    sc = score_candidates(image, x, y, t, PROJ, target=a)
+    assert sc.score[0] == 0.0 and sc.missing[0]
+    with pytest.raises(ValueError, match="target must have the silhouette's shape"):
+        score_candidates(image, x, y, t, PROJ, target=a[:10])
+
+
+def test_bad_depth_inputs_are_named():
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    with pytest.raises(ValueError, match="depth.height_m must have the silhouette's shape"):
+        score_candidates(box, *across_box(), PROJ, depth=DepthView(np.zeros((5, 5)), M))
+    with pytest.raises(ValueError, match="JawLimits: force_n must be finite and > 0, got -1"):
+        JawLimits(force_n=-1)
+    with pytest.raises(ValueError, match="min_contact_m must be < full_contact_m"):
+        DepthParams(min_contact_m=0.02, full_contact_m=0.01)
+    with pytest.raises(ValueError, match="mass_kg must be >= 0 or NaN"):
+        DepthView(np.zeros((5, 5)), M, mass_kg=-2.0)
