@@ -155,13 +155,28 @@ def level_table(recs) -> None:
 
 # The ablation: each row rescores the same graded trials from their logged features, one
 # depth term added to (or R_r taken out of) Tan's score at a time.
+def tan_without_r_r(f: dict) -> float:
+    """Tan's eq. 16 over d_t, s_a and s_f only (R_r left out), from the logged feature scores."""
+    if "score_d_t" not in f or f["tan_score"] == 0.0:
+        return 0.0
+    s = [f["score_d_t"], f["score_s_a"], f["score_s_f"]]
+    lo = min(s)
+    return 0.9 * lo + 0.1 * (sum(s) - lo) / 2.0
+
+
+def depth_factor(f: dict) -> float:
+    """The three depth terms' product, 0 on a finger-body collision."""
+    return (1 - f["body_collision"]) * f["score_contact"] * f["score_torque"]
+
+
 ABLATIONS = (
     ("Tan et al. (tan2024)", lambda f: f["tan_score"]),
+    ("- R_r (Tan without the rotation feature)", tan_without_r_r),
     ("+ finger bodies", lambda f: f["tan_score"] * (1 - f["body_collision"])),
     ("+ contact height", lambda f: f["tan_score"] * f["score_contact"]),
     ("+ torque about the grasp axis", lambda f: f["tan_score"] * f["score_torque"]),
-    ("graspline (all three)", lambda f: f["tan_score"] * (1 - f["body_collision"])
-     * f["score_contact"] * f["score_torque"]),
+    ("graspline (all three)", lambda f: f["tan_score"] * depth_factor(f)),
+    ("graspline - R_r", lambda f: tan_without_r_r(f) * depth_factor(f)),
 )
 
 

@@ -28,7 +28,7 @@ from drivers.camera import Camera, CameraError, RGBDFrame
 from drivers.gripper import Gripper, GripperError
 from scoring import (GripperProjection, JawLimits, SearchParams, prepare_silhouette,
                      score_candidates, search_grasps)
-from vision import ObjectMask, Segmenter, Silhouette, silhouette
+from vision import ObjectMask, Segmenter, Silhouette, neighbours, silhouette
 
 from ._cellfile import CellConfig
 from ._movement import MovementError, object_movement, pose_movement
@@ -207,10 +207,7 @@ class PickingLoop:
     def _silhouette(self, frame: RGBDFrame, masks: list[ObjectMask], i: int) -> Silhouette:
         """Object i's silhouette for a straight-down approach, its neighbours as obstacles."""
         s = self.config.scoring
-        others = np.zeros_like(masks[i].mask)
-        for j, m in enumerate(masks):
-            if j != i:
-                others |= m.mask
+        others = neighbours(masks, i)
         plane = getattr(self.segmenter, "last_plane", None)
         return silhouette(frame, masks[i], approach=(0.0, 0.0, -1.0),
                           insertion_depth_m=s.insertion_depth_m, metres_per_px=s.metres_per_px,

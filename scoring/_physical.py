@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from ._checks import check_positive
@@ -124,17 +125,28 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                    params: DepthParams) -> PhysicalTerms:
     """The depth terms of candidates (x, y, θ) whose primary contacts are known (NaN else)."""
     m = view.metres_per_px
-    body = _body_collision(image, x, y, theta, open_width_px, line_offsets_px,
-                           (jaw.finger_thickness_m + params.body_margin_m) / m)
-    h, rise = _contact_height(view.height_m, theta, contact_left, contact_right,
-                              params.contact_probe_m / m)
+    n = len(x)
+    body = np.zeros(n, np.bool_)
+    h = np.full(n, np.nan)
+    rise = np.full(n, np.nan)
+    lever_px = np.full(n, np.nan)
+    centre = np.full(2, np.nan) if view.centre_of_mass_px is None \
+        else np.asarray(view.centre_of_mass_px, np.float64)
+    depth_kernel(np.ascontiguousarray(image, np.uint8),
+                 np.ascontiguousarray(view.height_m, np.float32),
+                 np.asarray(x, np.float64), np.asarray(y, np.float64),
+                 np.asarray(theta, np.float64), np.asarray(contact_left, np.float64),
+                 np.asarray(contact_right, np.float64), 0.5 * float(open_width_px),
+                 np.asarray(line_offsets_px, np.float64),
+                 (jaw.finger_thickness_m + params.body_margin_m) / m, params.contact_probe_m / m,
+                 centre, body, h, rise, lever_px)
     h = np.minimum(h, jaw.pad_length_m)
+    s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         # the side's slope over the probe: a vertical wall rises at once, a rounded side
         # (a lying can's upper half) slowly, and its normal leans that far from the pads'
         tilt = np.arctan2(params.contact_probe_m, np.maximum(rise, 1e-4))
-    s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
-    lever = _lever_px(x, y, theta, view.centre_of_mass_px) * m
+    lever = lever_px * m
     tau_max = 2.0 * (2.0 / 3.0) * jaw.friction * jaw.force_n * params.torsion_radius_m
     ratio = (view.mass_kg * G * lever / tau_max) if math.isfinite(view.mass_kg) \
         else np.zeros_like(lever)
@@ -147,62 +159,62 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                          f32(factor))
 
 
-def _body_collision(image: np.ndarray, x, y, theta, open_width_px: float,
-                    offsets: np.ndarray, depth_px: float) -> np.ndarray:
-    """(N,) bool: any pixel of ``image`` under either finger's body, the band from the open
-    finger's line end outwards by depth_px along the closing direction (1-px steps, every
-    grasp line across the finger)."""
-    n = len(x)
-    if n == 0 or depth_px <= 0:
-        return np.zeros(n, bool)
-    c, s = np.cos(theta)[:, None, None], np.sin(theta)[:, None, None]
-    steps = 0.5 * open_width_px + np.arange(1.0, depth_px + 1.0)
-    dr = np.concatenate([-steps, steps])[None, None, :]
-    dw = np.asarray(offsets, np.float64)[None, :, None]
-    px = np.rint(x[:, None, None] - dw * s + dr * c).astype(np.intp)
-    py = np.rint(y[:, None, None] + dw * c + dr * s).astype(np.intp)
-    h, w = image.shape
-    inside = (px >= 0) & (px < w) & (py >= 0) & (py < h)
-    hit = np.zeros(px.shape, bool)
-    hit[inside] = image[py[inside], px[inside]] != 0
-    return hit.any(axis=(1, 2))
+@nb.njit(cache=True)
+def _hit(image, px, py) -> bool:
+    """Whether pixel (px, py) (rounded) is inside image and set."""
+    c = int(np.floor(px + 0.5))
+    r = int(np.floor(py + 0.5))
+    return 0 <= r < image.shape[0] and 0 <= c < image.shape[1] and image[r, c] != 0
 
 
-def _contact_height(height: np.ndarray, theta, left: np.ndarray, right: np.ndarray,
-                    probe_px: float) -> tuple[np.ndarray, np.ndarray]:
-    """(N,) metres: the lower of the two contacts' side heights, each the highest surface
-    within probe_px inwards of the contact along the closing direction (the widest point of
-    a rounded side lies a little inside its outline), NaN where a contact is unknown; and
-    the lower of the two sides' heights at the probe's inner end (its rise over the probe)."""
-    c, s = np.cos(theta)[:, None], np.sin(theta)[:, None]
-    k = np.arange(0.0, max(1.0, probe_px) + 1.0)[None, :]
-    h_img, w_img = height.shape
-    sides, rises = [], []
-    for contact, inward in ((left, 1.0), (right, -1.0)):
-        px = contact[:, :1] + inward * k * c
-        py = contact[:, 1:2] + inward * k * s
-        ok = np.isfinite(px) & np.isfinite(py)
-        ci = np.clip(np.rint(np.nan_to_num(px)).astype(np.intp), 0, w_img - 1)
-        ri = np.clip(np.rint(np.nan_to_num(py)).astype(np.intp), 0, h_img - 1)
-        v = np.where(ok, height[ri, ci], np.nan)
-        sides.append(np.max(np.where(np.isfinite(v), v, -np.inf), axis=1))
-        rises.append(np.where(np.isfinite(v[:, -1]), v[:, -1], -np.inf))
-    out = np.minimum(sides[0], sides[1])
-    out[~np.isfinite(out)] = np.nan
-    rise = np.minimum(rises[0], rises[1])
-    rise[~np.isfinite(rise)] = np.nan
-    return out, rise
+@nb.njit(cache=True)
+def _side_heights(height, cx, cy, ux, uy, probe_px):
+    """(highest surface within probe_px inwards of contact (cx, cy) along (ux, uy), the
+    surface at the probe's inner end); NaN where unseen."""
+    best = -np.inf
+    last = np.nan
+    n = max(1, int(probe_px))
+    for k in range(n + 1):
+        c = int(np.floor(cx + k * ux + 0.5))
+        r = int(np.floor(cy + k * uy + 0.5))
+        v = np.nan
+        if 0 <= r < height.shape[0] and 0 <= c < height.shape[1]:
+            v = height[r, c]
+        if v == v:
+            best = max(best, v)
+        last = v
+    return (best if best > -np.inf else np.nan), last
 
 
-def _lever_px(x: np.ndarray, y: np.ndarray, theta: np.ndarray, centre) -> np.ndarray:
-    """(N,) pixels: distance of the mass centre from the grasp axis, the line through the
-    grasp centre (x, y) along the closing direction θ (the pads' centre line: on flat faces
-    every grasp line touches at once, so the primary contacts do not place the axis);
-    NaN where the centre is unknown."""
-    if centre is None or not np.all(np.isfinite(centre)):
-        return np.full(len(x), np.nan)
-    ex, ey = centre[0] - x, centre[1] - y
-    return np.abs(np.cos(theta) * ey - np.sin(theta) * ex)
+@nb.njit(cache=True, parallel=True)
+def depth_kernel(image, height, xs, ys, ts, left, right, half_r, offsets, body_px, probe_px,
+                 centre, out_body, out_h, out_rise, out_lever):
+    """Per candidate: finger bodies over anything in image (the band from each open finger's
+    line end outwards by body_px, every grasp line, 1-px steps), the lower side height the
+    pads meet and its rise at the probe's end (where both contacts are known), and the mass
+    centre's distance from the grasp axis (pixels)."""
+    n_steps = int(np.ceil(body_px))
+    for k in nb.prange(xs.shape[0]):
+        c, s = np.cos(ts[k]), np.sin(ts[k])
+        hit = False
+        for i in range(offsets.shape[0]):
+            bx = xs[k] - offsets[i] * s
+            by = ys[k] + offsets[i] * c
+            for j in range(1, n_steps + 1):
+                d = half_r + j
+                if _hit(image, bx + d * c, by + d * s) or _hit(image, bx - d * c, by - d * s):
+                    hit = True
+                    break
+            if hit:
+                break
+        out_body[k] = hit
+        if left[k, 0] == left[k, 0] and right[k, 0] == right[k, 0]:
+            hl, rl = _side_heights(height, left[k, 0], left[k, 1], c, s, probe_px)
+            hr, rr = _side_heights(height, right[k, 0], right[k, 1], -c, -s, probe_px)
+            out_h[k] = min(hl, hr) if (hl == hl and hr == hr) else np.nan
+            out_rise[k] = min(rl, rr) if (rl == rl and rr == rr) else np.nan
+        if centre[0] == centre[0]:
+            out_lever[k] = abs(c * (centre[1] - ys[k]) - s * (centre[0] - xs[k]))
 
 
 def narrowest_width_m(target: np.ndarray, metres_per_px: float, n_angles: int = 90) -> float:

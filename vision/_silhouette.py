@@ -195,3 +195,18 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                       grasp_height_m=float(centre[2]), insertion_depth_m=tip - top,
                       height_m=height.astype(np.float32), floor_m=support_depth - tip,
                       volume_m3=volume, centre_of_mass_px=centre_px)
+
+
+def neighbours(masks: list[ObjectMask] | list[np.ndarray], i: int) -> np.ndarray:
+    """(H, W) bool: every mask but the i-th, the obstacles for a grasp on object i (pass it
+    as ``silhouette(..., obstacles=)``: the support plane alone does not add them)."""
+    if not masks:
+        raise ValueError("masks is empty: there is no object to take neighbours of")
+    if not (isinstance(i, (int, np.integer)) and 0 <= i < len(masks)):
+        raise ValueError(f"i must be an index into the {len(masks)} masks, got {i!r}")
+    arrays = [m.mask if isinstance(m, ObjectMask) else np.asarray(m, bool) for m in masks]
+    out = np.zeros(arrays[0].shape, bool)
+    for j, m in enumerate(arrays):
+        if j != i:
+            out |= m
+    return out

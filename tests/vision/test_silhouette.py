@@ -170,3 +170,27 @@ def test_a_flat_object_meets_the_pads_over_only_its_thickness_above_the_fingerti
                      clearance_m=0.005)
     assert np.nanmedian(sil.height_m[sil.target]) == pytest.approx(0.007, abs=0.0015)
     assert sil.floor_m == pytest.approx(0.005, abs=0.001)
+
+
+def test_the_readme_example_treats_the_neighbours_as_obstacles():
+    """The README's example on a box beside a tall can: with neighbours(masks, i) as obstacles
+    the can enters the image (the fingers would meet it) and no chosen grasp lands on it."""
+    from scoring import JawLimits
+    from vision import neighbours
+
+    box, can = upright_box(0.0, 0.0, (0.05, 0.04, 0.05)), upright_cylinder(0.065, 0.0, 0.03, 0.12)
+    frame = render(Scene([box, can]), DOWN, noise=True, seed=5)
+    seg = TabletopSegmenter()
+    masks = seg.segment(frame)
+    i = max(range(len(masks)), key=lambda k: (masks[k].mask & (frame.instance_ids == 1)).sum())
+    sil = silhouette(frame, masks[i], support=seg.last_plane, obstacles=neighbours(masks, i))
+    assert (sil.image & ~sil.target).sum() > 1000  # the can is in the image
+    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
+    jaw = JawLimits(stroke_m=0.085, finger_thickness_m=0.014, force_n=40.0)
+    g = search_grasps(sil.image, proj, target=sil.target, jaw=jaw, depth=sil.depth_view())
+    assert len(g) and g.scores.score[0] > 0.5
+    # across the box, away from the can (it stands along +x): closing along y
+    T = sil.tcp_pose(g.x[0], g.y[0], g.theta[0])
+    assert abs(T[1, 0]) > 0.9, T[:3, 0]
+    with pytest.raises(ValueError, match="i must be an index into the 2 masks"):
+        neighbours(masks, 5)
