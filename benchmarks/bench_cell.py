@@ -165,8 +165,8 @@ def tan_without_r_r(f: dict) -> float:
 
 
 def depth_factor(f: dict) -> float:
-    """The three depth terms' product, 0 on a finger-body collision."""
-    return (1 - f["body_collision"]) * f["score_contact"] * f["score_torque"]
+    """The depth terms' product, 0 on a finger-body collision."""
+    return (1 - f["body_collision"]) * f["score_contact"] * f["score_torque"] * f["score_tilt"]
 
 
 ABLATIONS = (
@@ -175,7 +175,8 @@ ABLATIONS = (
     ("+ finger bodies", lambda f: f["tan_score"] * (1 - f["body_collision"])),
     ("+ contact height", lambda f: f["tan_score"] * f["score_contact"]),
     ("+ torque about the grasp axis", lambda f: f["tan_score"] * f["score_torque"]),
-    ("graspline (all three)", lambda f: f["tan_score"] * depth_factor(f)),
+    ("+ contact tilt (undercut)", lambda f: f["tan_score"] * f["score_tilt"]),
+    ("graspline (all four)", lambda f: f["tan_score"] * depth_factor(f)),
     ("graspline - R_r", lambda f: tan_without_r_r(f) * depth_factor(f)),
 )
 
@@ -192,7 +193,7 @@ def ablation_table(recs) -> None:
           f"level 0.8-1 success | trials at 0.8-1 |")
     print("|---|---|---|---|---|")
     # a candidate that collided or missed has no depth terms; its Tan score is 0 anyway
-    neutral = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0}
+    neutral = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0}
     for name, f in ABLATIONS:
         s = np.array([f({**neutral, **r.features}) for r in graded])
         lo, hi = clustered_bootstrap(s, ok, kinds)

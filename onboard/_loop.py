@@ -629,7 +629,7 @@ def _features(scores, j: int) -> dict[str, float]:
     """The raw features and feature scores of candidate j, by name."""
     names = ("d_t", "r_r", "s_a", "s_f", "score_d_t", "score_r_r", "score_s_a", "score_s_f",
              "tan_score", "contact_height_m", "contact_tilt_rad", "lever_m", "torque_ratio", "score_contact",
-             "score_torque", "body_collision")
+             "score_torque", "score_tilt", "body_collision")
     out = {n: float(getattr(scores, n)[j]) for n in names}
     out["r_r_rad"], out["s_a_rad"], out["s_f_px"] = out.pop("r_r"), out.pop("s_a"), out.pop("s_f")
     out["width_px"] = float(scores.width_px[j])

@@ -171,7 +171,8 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
                   **{name: np.full(n_cand, np.nan, np.float32) for name in DEPTH_FIELDS})
 
 
-DEPTH_FIELDS = ("contact_height_m", "contact_tilt_rad", "lever_m", "torque_ratio", "score_contact", "score_torque")
+DEPTH_FIELDS = ("contact_height_m", "contact_tilt_rad", "lever_m", "torque_ratio", "score_contact",
+                "score_torque", "score_tilt")
 MEASURES = ("graspline", "tan2024", "tan2021")  # tan2021: the paper's year, the same measure
 
 
@@ -191,7 +192,7 @@ def _apply_depth(sc: Scores, image: np.ndarray, xs: np.ndarray, ys: np.ndarray, 
     if not ok.any():
         return
     t = physical_terms(image, xs[ok], ys[ok], ts[ok], sc.contact_left[ok].astype(np.float64),
-                       sc.contact_right[ok].astype(np.float64),
+                       sc.contact_right[ok].astype(np.float64), sc.width_px[ok],
                        float(projection.open_width_px), projection.line_offsets_px(),
                        model.jaw, model.view, model.params)
     sc.body_collision[ok] = t.body_collision

@@ -11,6 +11,9 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   direction, beyond the open fingers) would land on anything above the fingertips.
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
   it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
+- tilt : where the pads meet a side above its widest section (a lying can pinched above its
+  axis), the contact normals lean out of the horizontal by the angle the undercut gives;
+  1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside.
 - torque : 1 - τ_g / τ_max, with τ_g = M g d the gravity torque about the grasp axis (d the
   lever of the mass centre, in the image plane) and τ_max = 2 · (2/3) μ F a the torsional
   friction of two pads pressing with F over discs of radius a (uniform pressure).
@@ -62,6 +65,8 @@ class DepthParams:
     contact_probe_m: float = 0.004    # the side's height is read this far in from the contact
     torsion_radius_m: float = 0.006   # a: radius of each pad's pressure disc
     body_margin_m: float = 0.002      # free space wanted beyond the finger's back
+    tilt_margin_full_rad: float = math.radians(20.0)  # lean this far inside atan(μ) scores 1
+    tilt_margin_zero_rad: float = math.radians(5.0)   # ... this far inside scores 0
     density_kg_m3: float = 500.0      # mass of an unknown object: its seen volume times this
 
     def __post_init__(self) -> None:
@@ -69,6 +74,11 @@ class DepthParams:
                      "density_kg_m3"):
             check_positive(getattr(self, name), name, "DepthParams")
         check_positive(self.body_margin_m, "body_margin_m", "DepthParams", allow_zero=True)
+        check_positive(self.tilt_margin_zero_rad, "tilt_margin_zero_rad", "DepthParams",
+                       allow_zero=True)
+        if not self.tilt_margin_zero_rad < self.tilt_margin_full_rad:
+            raise ValueError(f"DepthParams: tilt_margin_zero_rad must be < tilt_margin_full_rad, "
+                             f"got {self.tilt_margin_zero_rad!r} and {self.tilt_margin_full_rad!r}")
         if not self.min_contact_m < self.full_contact_m:
             raise ValueError(f"DepthParams: min_contact_m must be < full_contact_m, got "
                              f"{self.min_contact_m!r} and {self.full_contact_m!r}")
@@ -82,18 +92,24 @@ class DepthView:
         plane, metres (NaN where unseen). metres_per_px : the silhouette's pixel size.
     centre_of_mass_px : (column, row) of the target's mass centre, or None if unknown.
     mass_kg : the target's mass (known, or volume x density), NaN if unknown.
+    footprint : (H, W) bool, the whole target seen along the approach (below the fingertips
+        too), or None; gives the undercut under a contact, hence its tilt.
     """
 
     height_m: np.ndarray
     metres_per_px: float
     centre_of_mass_px: tuple[float, float] | None = None
     mass_kg: float = math.nan
+    footprint: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         h = np.asarray(self.height_m)
         if h.ndim != 2:
             raise ValueError(f"DepthView: height_m must be a 2-D array, got shape {h.shape}")
         check_positive(self.metres_per_px, "metres_per_px", "DepthView")
+        if self.footprint is not None and np.shape(self.footprint) != h.shape:
+            raise ValueError(f"DepthView: footprint must have height_m's shape {h.shape}, got "
+                             f"{np.shape(self.footprint)}")
         if not (math.isnan(self.mass_kg) or self.mass_kg >= 0):
             raise ValueError(f"DepthView: mass_kg must be >= 0 or NaN, got {self.mass_kg!r}")
 
@@ -103,10 +119,10 @@ class PhysicalTerms:
     """The depth terms of a batch of candidates, one entry per candidate.
 
     body_collision : bool, a finger body lands on something. contact_height_m : the lower of
-    the two sides' heights that the pads meet, metres. contact_tilt_rad : the steeper lean
-    of the two sides' surfaces from vertical over the probe (logged; not in the factor). lever_m : the mass centre's distance
-    from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque : the
-    factors in [0, 1]; factor : their product, 0 on a body collision.
+    the two sides' heights that the pads meet, metres. contact_tilt_rad : how far the
+    contact normals lean out of the horizontal (from the undercut; see _contact_tilt). lever_m : the mass centre's distance
+    from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque,
+    score_tilt : the factors in [0, 1]; factor : their product, 0 on a body collision.
     """
 
     body_collision: np.ndarray
@@ -116,36 +132,38 @@ class PhysicalTerms:
     torque_ratio: np.ndarray
     score_contact: np.ndarray
     score_torque: np.ndarray
+    score_tilt: np.ndarray
     factor: np.ndarray
 
 
 def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
-                   contact_left: np.ndarray, contact_right: np.ndarray, open_width_px: float,
-                   line_offsets_px: np.ndarray, jaw: JawLimits, view: DepthView,
-                   params: DepthParams) -> PhysicalTerms:
-    """The depth terms of candidates (x, y, θ) whose primary contacts are known (NaN else)."""
+                   contact_left: np.ndarray, contact_right: np.ndarray, width_px: np.ndarray,
+                   open_width_px: float, line_offsets_px: np.ndarray, jaw: JawLimits,
+                   view: DepthView, params: DepthParams) -> PhysicalTerms:
+    """The depth terms of candidates (x, y, θ) whose primary contacts and width (the opening
+    at which both pads touch, pixels) are known (NaN else)."""
     m = view.metres_per_px
     n = len(x)
     body = np.zeros(n, np.bool_)
     h = np.full(n, np.nan)
-    rise = np.full(n, np.nan)
+    undercut_px = np.full(n, np.nan)
     lever_px = np.full(n, np.nan)
     centre = np.full(2, np.nan) if view.centre_of_mass_px is None \
         else np.asarray(view.centre_of_mass_px, np.float64)
+    footprint = np.zeros((1, 1), np.uint8) if view.footprint is None \
+        else np.ascontiguousarray(view.footprint, np.uint8)
     depth_kernel(np.ascontiguousarray(image, np.uint8),
-                 np.ascontiguousarray(view.height_m, np.float32),
+                 np.ascontiguousarray(view.height_m, np.float32), footprint,
                  np.asarray(x, np.float64), np.asarray(y, np.float64),
                  np.asarray(theta, np.float64), np.asarray(contact_left, np.float64),
                  np.asarray(contact_right, np.float64), 0.5 * float(open_width_px),
                  np.asarray(line_offsets_px, np.float64),
                  (jaw.finger_thickness_m + params.body_margin_m) / m, params.contact_probe_m / m,
-                 centre, body, h, rise, lever_px)
+                 centre, body, h, undercut_px, lever_px)
     h = np.minimum(h, jaw.pad_length_m)
     s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # the side's slope over the probe: a vertical wall rises at once, a rounded side
-        # (a lying can's upper half) slowly, and its normal leans that far from the pads'
-        tilt = np.arctan2(params.contact_probe_m, np.maximum(rise, 1e-4))
+    tilt = _contact_tilt(np.asarray(width_px, np.float64), undercut_px)
+    s_tilt = _tilt_score(tilt, jaw.friction, params)
     lever = lever_px * m
     tau_max = 2.0 * (2.0 / 3.0) * jaw.friction * jaw.force_n * params.torsion_radius_m
     ratio = (view.mass_kg * G * lever / tau_max) if math.isfinite(view.mass_kg) \
@@ -153,10 +171,32 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     s_t = np.clip(1.0 - ratio, 0.0, 1.0)
     s_c = np.where(np.isfinite(s_c), s_c, 0.0)
     s_t = np.where(np.isfinite(s_t), s_t, 1.0)  # no mass centre known: no torque term
-    factor = np.where(body, 0.0, s_c * s_t)
+    factor = np.where(body, 0.0, s_c * s_t * s_tilt)
     f32 = lambda a: np.asarray(a, np.float32)  # noqa: E731
     return PhysicalTerms(body, f32(h), f32(tilt), f32(lever), f32(ratio), f32(s_c), f32(s_t),
-                         f32(factor))
+                         f32(s_tilt), f32(factor))
+
+
+def _contact_tilt(width_px: np.ndarray, undercut_px: np.ndarray) -> np.ndarray:
+    """(N,) radians: how far the contact normals lean out of the horizontal, from the undercut.
+
+    A side the pads meet above its widest section (a lying can pinched above its axis) runs
+    on under the fingertips by the undercut u; taken as a circular section whose half-chord
+    at the contact is c = width/2, its radius is c + u and the normal leans by acos(c / (c + u))
+    (0 for a vertical wall: no undercut). NaN without a footprint or contacts.
+    """
+    c = 0.5 * width_px
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.arccos(np.clip(c / (c + undercut_px), -1.0, 1.0))
+
+
+def _tilt_score(tilt: np.ndarray, friction: float, params: DepthParams) -> np.ndarray:
+    """(N,) in [0, 1]: 1 while the lean leaves the friction cone (atan μ) a margin of
+    tilt_margin_full_rad, falling to 0 at a margin of tilt_margin_zero_rad; 1 where unknown."""
+    cone = math.atan(friction)
+    lo, hi = cone - params.tilt_margin_full_rad, cone - params.tilt_margin_zero_rad
+    s = np.clip((hi - tilt) / max(hi - lo, 1e-9), 0.0, 1.0)
+    return np.where(np.isfinite(s), s, 1.0)
 
 
 @nb.njit(cache=True)
@@ -168,31 +208,38 @@ def _hit(image, px, py) -> bool:
 
 
 @nb.njit(cache=True)
-def _side_heights(height, cx, cy, ux, uy, probe_px):
-    """(highest surface within probe_px inwards of contact (cx, cy) along (ux, uy), the
-    surface at the probe's inner end); NaN where unseen."""
+def _side_height(height, cx, cy, ux, uy, probe_px):
+    """The highest surface within probe_px inwards of contact (cx, cy) along (ux, uy);
+    NaN where unseen."""
     best = -np.inf
-    last = np.nan
     n = max(1, int(probe_px))
     for k in range(n + 1):
         c = int(np.floor(cx + k * ux + 0.5))
         r = int(np.floor(cy + k * uy + 0.5))
-        v = np.nan
         if 0 <= r < height.shape[0] and 0 <= c < height.shape[1]:
             v = height[r, c]
-        if v == v:
-            best = max(best, v)
-        last = v
-    return (best if best > -np.inf else np.nan), last
+            if v == v:
+                best = max(best, v)
+    return best if best > -np.inf else np.nan
+
+
+@nb.njit(cache=True)
+def _undercut(footprint, cx, cy, ux, uy, limit_px):
+    """How far (pixels) the object's whole footprint runs on outwards from contact (cx, cy)
+    along (ux, uy): the part of it under the fingertip plane that the pad cannot reach."""
+    for k in range(1, int(limit_px) + 1):
+        if not _hit(footprint, cx + k * ux, cy + k * uy):
+            return k - 1.0
+    return limit_px
 
 
 @nb.njit(cache=True, parallel=True)
-def depth_kernel(image, height, xs, ys, ts, left, right, half_r, offsets, body_px, probe_px,
-                 centre, out_body, out_h, out_rise, out_lever):
+def depth_kernel(image, height, footprint, xs, ys, ts, left, right, half_r, offsets, body_px,
+                 probe_px, centre, out_body, out_h, out_undercut, out_lever):
     """Per candidate: finger bodies over anything in image (the band from each open finger's
-    line end outwards by body_px, every grasp line, 1-px steps), the lower side height the
-    pads meet and its rise at the probe's end (where both contacts are known), and the mass
-    centre's distance from the grasp axis (pixels)."""
+    line end outwards by body_px, every grasp line, 1-px steps); where both contacts are
+    known, the lower side height the pads meet and the larger undercut of the two sides;
+    and the mass centre's distance from the grasp axis (pixels)."""
     n_steps = int(np.ceil(body_px))
     for k in nb.prange(xs.shape[0]):
         c, s = np.cos(ts[k]), np.sin(ts[k])
@@ -209,10 +256,11 @@ def depth_kernel(image, height, xs, ys, ts, left, right, half_r, offsets, body_p
                 break
         out_body[k] = hit
         if left[k, 0] == left[k, 0] and right[k, 0] == right[k, 0]:
-            hl, rl = _side_heights(height, left[k, 0], left[k, 1], c, s, probe_px)
-            hr, rr = _side_heights(height, right[k, 0], right[k, 1], -c, -s, probe_px)
+            hl = _side_height(height, left[k, 0], left[k, 1], c, s, probe_px)
+            hr = _side_height(height, right[k, 0], right[k, 1], -c, -s, probe_px)
             out_h[k] = min(hl, hr) if (hl == hl and hr == hr) else np.nan
-            out_rise[k] = min(rl, rr) if (rl == rl and rr == rr) else np.nan
+            out_undercut[k] = max(_undercut(footprint, left[k, 0], left[k, 1], -c, -s, half_r),
+                                  _undercut(footprint, right[k, 0], right[k, 1], c, s, half_r))
         if centre[0] == centre[0]:
             out_lever[k] = abs(c * (centre[1] - ys[k]) - s * (centre[0] - xs[k]))
 

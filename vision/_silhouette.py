@@ -194,7 +194,7 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                       metres_per_px=m, T_base_plane=T_base_plane,
                       grasp_height_m=float(centre[2]), insertion_depth_m=tip - top,
                       height_m=height.astype(np.float32), floor_m=support_depth - tip,
-                      volume_m3=volume, centre_of_mass_px=centre_px)
+                      volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole)
 
 
 def neighbours(masks: list[ObjectMask] | list[np.ndarray], i: int) -> np.ndarray:

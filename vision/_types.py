@@ -102,6 +102,8 @@ class Silhouette:
     volume_m3, centre_of_mass_px : the target's volume taken as solid under its seen surface
         down to the support, and that volume's centre in (column, row) pixels (NaN without a
         support plane): the mass estimate and the lever of the gravity torque.
+    footprint : (H, W) bool, the whole target seen along the approach, below the fingertips
+        too (what runs on under a contact tilts it).
     """
 
     image: np.ndarray
@@ -114,6 +116,7 @@ class Silhouette:
     floor_m: float = math.nan
     volume_m3: float = 0.0
     centre_of_mass_px: np.ndarray | None = None
+    footprint: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         check_mask(self.image, "Silhouette.image")
@@ -205,7 +208,7 @@ class Silhouette:
             centre = None
         return DepthView(self.height_m, self.metres_per_px,
                          None if centre is None else (float(centre[0]), float(centre[1])),
-                         float(mass_kg))
+                         float(mass_kg), self.footprint)
 
     def gripper_projection(self, finger_width_m: float, open_width_m: float,
                            n_lines: int | None = None) -> GripperProjection:

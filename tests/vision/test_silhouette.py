@@ -194,3 +194,27 @@ def test_the_readme_example_treats_the_neighbours_as_obstacles():
     assert abs(T[1, 0]) > 0.9, T[:3, 0]
     with pytest.raises(ValueError, match="i must be an index into the 2 masks"):
         neighbours(masks, 5)
+
+
+@pytest.mark.parametrize("radius, tilted", [(0.03, False), (0.05, True)])
+def test_a_lying_can_pinched_above_its_axis_leans_its_contacts_by_the_undercut(radius, tilted):
+    """Fingertips 20 mm under the top of a lying can meet it above its axis, where its sides
+    lean out of the vertical by asin((r - 20 mm) / r): 14 deg for r = 30 mm, 37 deg for
+    r = 50 mm. The whole footprint's undercut gives that lean; with rubber pads (μ = 1) the
+    first keeps 20 deg inside the friction cone and the second does not."""
+    from scoring import JawLimits
+
+    can = lying_cylinder(0.0, 0.0, radius, 0.12, yaw=0.2)
+    frame = render(Scene([can]), DOWN, noise=True, seed=7)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=0.02, support=seg.last_plane)
+    assert sil.footprint is not None and sil.footprint.sum() > sil.target.sum()
+    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
+    g = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, measure="tan2024")
+    from scoring import score_candidates
+    sc = score_candidates(sil.image, g.x, g.y, g.theta, proj, target=sil.target,
+                          jaw=JawLimits(friction=1.0), depth=sil.depth_view())
+    lean = math.asin((radius - sil.insertion_depth_m) / radius)
+    assert math.degrees(sc.contact_tilt_rad[0]) == pytest.approx(math.degrees(lean), abs=7)
+    assert bool(sc.score_tilt[0] < 0.5) is tilted
