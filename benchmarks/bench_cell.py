@@ -202,6 +202,29 @@ def ablation_table(recs) -> None:
               f"{(ok[top].mean() if top.any() else np.nan):.0%} | {top.sum()} |")
 
 
+def no_grasp_reasons(recs) -> None:
+    """How many no-grasp cycles each reason gave (a table left with only objects the jaw
+    cannot hold gives one per cycle until the cell lays it anew)."""
+    import collections
+    import re
+
+    why = collections.Counter()
+    for r in recs:
+        if r.outcome != "no_grasp":
+            continue
+        text = r.error
+        if "wider than the jaw" in text:
+            why["an object wider than the stroke"] += 1
+        elif "than the pads' friction holds" in text:
+            why["an object heavier than the pads' friction"] += 1
+        elif m := re.search(r"held down by ([^(]+) \(", text):
+            why[f"best grasp held down by {m.group(1).strip()}"] += 1
+        else:
+            why[text.split(" (")[0][:60]] += 1
+    for k, v in why.most_common():
+        print(f"  no grasp, {k}: {v} cycles")
+
+
 def dump(recs, path: Path) -> None:
     """One JSON line per trial: label, outcome, success, score and features, error, notes."""
     import json
@@ -263,15 +286,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(r.outcome == 'no_grasp' for r in recs)} no grasp, "
               f"{sum(r.outcome == 'error' for r in recs)} error | |")
         return 0
-    recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
-                      finger_thickness_m=args.finger_thickness, **kw)
-    dump(recs, out / "validate.jsonl")
-    print(f"## validate mode: {args.trials} trials (image {args.image}, seed {args.seed}, "
-          f"YCB {'on' if args.ycb else 'off'}, measure {args.measure}, pad friction "
-          f"{args.pad_friction:g})\n")
-    level_table(recs)
-    ablation_table(recs)
-    latency_table(recs, walls)
+    print(f"# measure {args.measure}, pad friction {args.pad_friction:g}, image {args.image}, "
+          f"seed {args.seed}, YCB {'on' if args.ycb else 'off'}\n")
+    if args.trials:
+        recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
+                          finger_thickness_m=args.finger_thickness, **kw)
+        dump(recs, out / "validate.jsonl")
+        print(f"## validate mode: {args.trials} trials\n")
+        level_table(recs)
+        ablation_table(recs)
+        latency_table(recs, walls)
     if args.best:
         brecs, bwalls = run(args.best, "best", args.seed + 1, args.ycb, image, out / "best", **kw)
         dump(brecs, out / "best.jsonl")
@@ -280,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n## best-grasp policy: {args.best} trials\n")
         print(f"success {np.mean([bool(r.success) for r in graded]):.1%} of {len(graded)} grasps "
               f"tried; {nog} cycles offered no grasp")
+        no_grasp_reasons(brecs)
         level_table(brecs)
         latency_table(brecs, bwalls)
     print(f"\ntrial logs under {out} (graspline trials report DIR --out REPORT)")

@@ -23,7 +23,7 @@ import cv2
 import numba
 import numpy as np
 
-from scoring import GripperProjection, prepare_silhouette, score_candidates
+from scoring import DepthView, GripperProjection, JawLimits, prepare_silhouette, score_candidates
 from scoring.reference import reference_score
 from scoring.shapes import ellipse, polygon, rectangle, ring
 
@@ -100,6 +100,14 @@ def main() -> None:
             rates(lambda: score_candidates(prep, x, y, t, proj), x.size, args.repeats),
             rates(lambda: score_candidates(prep, xe, ye, te, proj), xe.size, args.repeats))
     numba.set_num_threads(all_cores)
+    # graspline's measure: Tan's kernel plus the depth terms, on a flat 20 mm height map
+    view = DepthView(np.where(sil != 0, 0.02, np.nan).astype(np.float32), 0.001,
+                     (320.0, 240.0), 0.3, sil != 0)
+    deep = dict(jaw=JawLimits(finger_thickness_m=0.014), depth=view)
+    score_candidates(prep, x[:8], y[:8], t[:8], proj, **deep)  # compile
+    tan_n = rates(lambda: score_candidates(prep, x, y, t, proj, measure="tan2024"), x.size,
+                  args.repeats)
+    deep_n = rates(lambda: score_candidates(prep, x, y, t, proj, **deep), x.size, args.repeats)
 
     n_ref = min(args.reference, x.size)
     ref = rates(lambda: [reference_score(sil, x[k], y[k], t[k], proj) for k in range(n_ref)],
@@ -131,6 +139,12 @@ def main() -> None:
          f"1 thread {ev1.median:,.0f}/s", f"x{evn.median / ev1.median:.2f}"),
         (f"candidates/s, evaluated only, {all_cores} threads, p99 run", f"{evn.p99:,.0f}", "1/s",
          f"1 thread {ev1.p99:,.0f}/s", f"x{evn.p99 / ev1.p99:.2f}"),
+        (f"candidates/s, mix, graspline (depth terms), {all_cores} threads, median",
+         f"{deep_n.median:,.0f}", "1/s", f"tan2024 {tan_n.median:,.0f}/s",
+         f"x{deep_n.median / tan_n.median:.2f}"),
+        (f"candidates/s, mix, graspline (depth terms), {all_cores} threads, p99 run",
+         f"{deep_n.p99:,.0f}", "1/s", f"tan2024 {tan_n.p99:,.0f}/s",
+         f"x{deep_n.p99 / tan_n.p99:.2f}"),
         ("prepare silhouette (blur, normals), median / p99",
          f"{np.median(prep_ms):.2f} / {np.percentile(prep_ms, 99):.2f}", "ms", "-", "-"),
         ("first call (compile or cache load)", f"{compile_s:.2f}", "s", "-", "-"),

@@ -175,8 +175,10 @@ class PickingLoop:
         if best is None or best[0] < self.config.scoring.min_score:
             score = 0.0 if best is None else best[0]
             why = "".join(f"; {u}" for u in unholdable)
+            if best is not None:
+                why = _limit_text(best[3].scores, best[4]) + why
             return Plan(NoGrasp(f"no grasp scores at least {self.config.scoring.min_score:g} on "
-                                f"the {len(masks_for)} object(s) in view (best {score:.2f}){why}",
+                                f"the {len(masks_for)} object(s) in view (best {score:.2f}{why})",
                                 clock.stage_s), frame, masks)
         with clock.stage("choose"):
             plan = self._choose(frame, masks, best, clock)
@@ -637,6 +639,20 @@ def _features(scores, j: int) -> dict[str, float]:
     out["missing"] = float(scores.missing[j])
     # a colliding or missing candidate has no features (NaN): leave them out
     return {k: v for k, v in out.items() if math.isfinite(v)}
+
+
+def _limit_text(scores, j: int) -> str:
+    """What holds a candidate's score down, when a depth term does: ', Tan 0.95, held down
+    by the contact tilt (0.12)'; empty when Tan's score is itself the limit."""
+    terms = {"the finger bodies (they land on something)": 0.0 if scores.body_collision[j] else 1.0,
+             "the pads' contact height": scores.score_contact[j],
+             "the torque about the grasp axis": scores.score_torque[j],
+             "the contact tilt": scores.score_tilt[j]}
+    terms = {k: float(v) for k, v in terms.items() if math.isfinite(v)}
+    if not terms or min(terms.values()) >= 0.999:
+        return ""
+    name = min(terms, key=terms.get)
+    return f", Tan {float(scores.tan_score[j]):.2f}, held down by {name} ({terms[name]:.2f})"
 
 
 def _gripper_text(st) -> str:

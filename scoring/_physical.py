@@ -32,6 +32,7 @@ import numpy as np
 from ._checks import check_positive
 
 G = 9.81  # m/s²
+BODY_STEP_PX = 2  # sampling of the finger bodies' band, pixels
 
 
 @dataclass(frozen=True)
@@ -237,17 +238,21 @@ def _undercut(footprint, cx, cy, ux, uy, limit_px):
 def depth_kernel(image, height, footprint, xs, ys, ts, left, right, half_r, offsets, body_px,
                  probe_px, centre, out_body, out_h, out_undercut, out_lever):
     """Per candidate: finger bodies over anything in image (the band from each open finger's
-    line end outwards by body_px, every grasp line, 1-px steps); where both contacts are
+    line end outwards by body_px, sampled every BODY_STEP_PX); where both contacts are
     known, the lower side height the pads meet and the larger undercut of the two sides;
     and the mass centre's distance from the grasp axis (pixels)."""
-    n_steps = int(np.ceil(body_px))
+    # the band is sampled every BODY_STEP_PX across and along (and at its edges): a thing
+    # thinner than that under a finger is not one the arm would stop on
+    n_lines = offsets.shape[0]
+    across = np.unique(np.append(np.arange(0, n_lines, BODY_STEP_PX), n_lines - 1))
+    along = np.append(np.arange(1.0, body_px, BODY_STEP_PX), body_px)
     for k in nb.prange(xs.shape[0]):
         c, s = np.cos(ts[k]), np.sin(ts[k])
         hit = False
-        for i in range(offsets.shape[0]):
+        for i in across:
             bx = xs[k] - offsets[i] * s
             by = ys[k] + offsets[i] * c
-            for j in range(1, n_steps + 1):
+            for j in along:
                 d = half_r + j
                 if _hit(image, bx + d * c, by + d * s) or _hit(image, bx - d * c, by - d * s):
                     hit = True
