@@ -181,6 +181,35 @@ ABLATIONS = (
 )
 
 
+GROUPS = {"boxes": ("box", "heavy_box", "wide_box", "plate", "bar"),
+          "cylinders": ("cylinder", "wide_can", "bottle")}
+
+
+def group_of(label: str) -> str:
+    """The independent check's grouping: boxes, cylinders, scanned objects, other shapes."""
+    kind = kind_of(label)
+    if kind.startswith("ycb_"):
+        return "scanned (YCB)"
+    return next((g for g, kinds in GROUPS.items() if kind in kinds), "other built-in shapes")
+
+
+def group_table(recs) -> None:
+    """Per group: trials, success, AUC of the score and of Tan's, top-level success."""
+    graded = [r for r in recs if r.success is not None and r.score is not None]
+    groups = np.array([group_of(r.object_label) for r in graded])
+    ok = np.array([bool(r.success) for r in graded])
+    s = np.array([r.score for r in graded])
+    tan = np.array([r.features.get("tan_score", r.score) for r in graded])
+    print("\n| group | trials | success | AUC | AUC of Tan's score | level 0.8-1 success |")
+    print("|---|---|---|---|---|---|")
+    for g in sorted(set(groups)) + ["all"]:
+        m = groups == g if g != "all" else np.ones(len(groups), bool)
+        top = m & (s >= 0.8)
+        print(f"| {g} | {m.sum()} | {ok[m].mean():.0%} | {auc(s[m], ok[m]):.3f} | "
+              f"{auc(tan[m], ok[m]):.3f} | "
+              f"{(f'{ok[top].mean():.0%} of {top.sum()}' if top.any() else '-')} |")
+
+
 def ablation_table(recs) -> None:
     """AUC and top-level success of each ablation row on the same graded trials."""
     graded = [r for r in recs if r.success is not None and "tan_score" in r.features]
@@ -294,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         dump(recs, out / "validate.jsonl")
         print(f"## validate mode: {args.trials} trials\n")
         level_table(recs)
+        group_table(recs)
         ablation_table(recs)
         latency_table(recs, walls)
     if args.best:
@@ -305,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"success {np.mean([bool(r.success) for r in graded]):.1%} of {len(graded)} grasps "
               f"tried; {nog} cycles offered no grasp")
         no_grasp_reasons(brecs)
+        group_table(brecs)
         level_table(brecs)
         latency_table(brecs, bwalls)
     print(f"\ntrial logs under {out} (graspline trials report DIR --out REPORT)")

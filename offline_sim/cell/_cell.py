@@ -159,6 +159,8 @@ class SimCell:
         path = Path(source)
         obj = load_object(path, cache_dir=self._cache_dir, n_poses=6)
         mass = YCB_MASS_KG.get(path.parent.name)
+        # "ycb_" tells a scan from the built-in shape of the same name (banana)
+        obj = replace(obj, name=f"ycb_{path.parent.name}")
         return replace(obj, mass_kg=mass) if mass else obj
 
     def new_table(self) -> None:
