@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+import scoring._search as search_module
 from scoring import (GripperProjection, SearchParams, non_max_suppression, prepare_silhouette,
                      score_candidates, search_grasps)
 from scoring.shapes import rectangle, wedge
@@ -60,23 +61,41 @@ def test_search_stops_early_when_threshold_is_reached():
     assert quick.n_scored == 256 and quick.scores.score[0] >= 0.95
 
 
-def test_refinement_improves_on_the_global_rounds_when_threshold_is_missed():
+def test_refinement_improves_on_the_global_rounds_when_threshold_is_missed(monkeypatch):
     sil = wedge(SHAPE, (160.0, 120.0), 40, 70, 110)  # slanted faces: seed 2 stays below 0.95
     base = SearchParams(batch=64, max_candidates=64, refine_rounds=0)
     refined = SearchParams(batch=64, max_candidates=64, refine_rounds=6)
     a = search_grasps(sil, PROJ, top_k=1, seed=2, settings=base)
+    # record every batch the search scores: (x, y, theta, score)
+    batches = []
+    score_prepared = search_module._score_prepared
+
+    def spy(prepared, xs, ys, ts, *args):
+        sc = score_prepared(prepared, xs, ys, ts, *args)
+        batches.append((xs.copy(), ys.copy(), ts.copy(), sc.score.copy()))
+        return sc
+
+    monkeypatch.setattr(search_module, "_score_prepared", spy)
     b = search_grasps(sil, PROJ, top_k=1, seed=2, settings=refined)
     assert a.scores.score[0] < refined.quality_threshold
     # every refinement round ran (the threshold was never reached), one batch each
     assert b.n_scored == 64 + 6 * 64
+    assert [len(batch[0]) for batch in batches] == [64] * 7
+    # refinement round i samples the box of half-width 8 px / 15 deg / 2**i around the best
+    # candidate scored so far; more global batches (or a region that does not shrink) would
+    # land outside it
+    for i, (xs, ys, ts, _) in enumerate(batches[1:]):
+        seen = [np.concatenate(col) for col in zip(*batches[:i + 1])]
+        best = int(np.argsort(-seen[3], kind="stable")[0])
+        radius = refined.refine_radius_px / 2 ** i
+        angle = refined.refine_angle_rad / 2 ** i
+        assert np.abs(xs - seen[0][best]).max() <= radius, i
+        assert np.abs(ys - seen[1][best]).max() <= radius, i
+        da = np.abs(ts - seen[2][best]) % math.pi
+        assert np.minimum(da, math.pi - da).max() <= angle + 1e-12, i
     # strictly better: re-scoring the same candidates, or ones no better, would not pass
     assert b.scores.score[0] > a.scores.score[0] + 0.005
-    # and found near the global best: the region starts at 8 px / 15 deg and halves each round
-    reach_px = sum(refined.refine_radius_px / 2 ** i for i in range(6))
-    reach = sum(refined.refine_angle_rad / 2 ** i for i in range(6))
-    assert math.hypot(b.x[0] - a.x[0], b.y[0] - a.y[0]) <= reach_px
-    da = abs(b.theta[0] - a.theta[0]) % math.pi
-    assert min(da, math.pi - da) <= reach
+    np.testing.assert_array_equal(a.x[0], batches[0][0][np.argmax(batches[0][3])])
 
 
 def test_target_restricts_sampling_but_neighbours_still_collide():
