@@ -169,6 +169,10 @@ def test_cli_depth_flow_with_the_board_as_reference(tmp_path, capsys):
         args += ["--recording", str(tmp_path / f"b{k}.db3")]
     assert main([*args, "--frames", "2", "--out", str(tmp_path / "d.yaml")]) == 0
     cal = load_depth_correction(tmp_path / "d.yaml")
+    # one sample per recording, each at its board's own distance
+    assert len(cal.samples) == 2
+    assert all(0.35 < s.reference_m < 0.9 for s in cal.samples)
+    assert cal.samples[0].reference_m < cal.samples[1].reference_m
     for s in cal.samples:
         assert s.bias_m == pytest.approx(0.01 * s.reference_m, abs=1e-3)
     assert cal.scale == pytest.approx(1 / 1.01, abs=2e-3)

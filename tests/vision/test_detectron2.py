@@ -43,6 +43,12 @@ def test_segments_a_frame_with_weights_made_here(tmp_path):
     color = np.random.default_rng(0).integers(0, 256, (96, 128, 3), dtype=np.uint8)
     frame = RGBDFrame(color=color, depth_m=np.full((96, 128), 0.7, np.float32),
                       intrinsics=Intrinsics(128, 96, 100.0, 100.0, 63.5, 47.5))
-    for o in seg.segment(frame):
+    found = seg.segment(frame)
+    # An untrained network finds nothing meaningful but, at threshold 0, finds something (its
+    # class scores sit near 1/3, its mask logits near 0): what it returns must be well formed.
+    assert 1 <= len(found) <= 100   # TEST.DETECTIONS_PER_IMAGE
+    for o in found:
         assert isinstance(o, ObjectMask) and o.backend == "detectron2"
-        assert o.mask.shape == (96, 128) and o.label in {"box", "can"}
+        assert o.mask.shape == (96, 128) and o.mask.dtype == np.bool_ and o.mask.any()
+        assert o.label in {"box", "can"} and 0.0 <= o.confidence <= 1.0
+    assert [o.confidence for o in found] == sorted((o.confidence for o in found), reverse=True)
