@@ -515,12 +515,20 @@ def test_status_is_answered_from_the_last_state_while_a_pick_runs(server, cell):
             if r["busy"] == "pick" or time.monotonic() > deadline:
                 break
         assert (r["ok"], r["id"], r["busy"], r["trials"]) == (True, "w", "pick", 0)
-        assert r["age_s"] >= 0
+        before = f"open {OPEN_WIDTH_M:.3f} m"
+        assert r["gripper"] == before     # the status read before the pick
+        # the cached status is not read again while the pick runs: it ages, and age_s says so
+        time.sleep(0.3)
+        later = watcher.ask({"cmd": "status", "id": "w2"})
+        assert (later["busy"], later["gripper"]) == ("pick", before)
+        assert later["age_s"] >= r["age_s"] + 0.3
         cell.gate.set()
         r = picker.reply()
         assert (r["ok"], r["id"], r["outcome"]) == (True, "p", "pending")
         r = watcher.ask({"cmd": "status"})
         assert (r["busy"], r["trials"], r["gripper"]) == (None, 1, "holding mug")
+        # idle: read from the cell for this request, so fresh (the margin is for a loaded CI)
+        assert 0 <= r["age_s"] < 0.25
     finally:
         cell.gate.set()
         picker.close()
