@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from drivers.camera import Intrinsics
+from scoring import check_pose
 
 from ._depth import DepthCalibration, DepthSample
 from ._errors import CalibrationError, CalibrationFileError
@@ -225,15 +226,10 @@ class _Doc:
             T = np.array(v, dtype=np.float64)
         except (TypeError, ValueError):
             raise self._fail(key, "must be a 4 x 4 matrix of numbers (4 rows of 4)") from None
-        if T.shape != (4, 4) or not np.isfinite(T).all():
-            raise self._fail(key, f"must be a 4 x 4 matrix of finite numbers, got shape "
-                                  f"{T.shape}")
-        R = T[:3, :3]
-        if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0 \
-                or not np.allclose(T[3], [0, 0, 0, 1]):
-            raise self._fail(key, "is not a rigid transform (rotation not orthonormal with "
-                                  "determinant +1, or last row not 0 0 0 1)")
-        return T
+        try:
+            return check_pose(T, key)
+        except ValueError as exc:   # its message starts with the key, which _fail names
+            raise self._fail(key, str(exc).removeprefix(f"{key} ")) from None
 
     def summary(self, name: str) -> dict:
         v = self.get(name, {})

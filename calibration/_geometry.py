@@ -57,16 +57,3 @@ def rotation_angle(R: np.ndarray) -> float:
 def pose_difference(A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
     """(translation distance in metres, rotation angle in radians) between two 4 x 4 poses."""
     return float(np.linalg.norm(A[:3, 3] - B[:3, 3])), rotation_angle(A[:3, :3] @ B[:3, :3].T)
-
-
-def check_pose(name: str, T: object) -> np.ndarray:
-    """T as a float64 4 x 4 rigid transform, or ValueError naming it."""
-    a = np.asarray(T, np.float64)
-    if a.shape != (4, 4) or not np.isfinite(a).all():
-        raise ValueError(f"{name} must be a finite 4 x 4 transform, got shape {a.shape}")
-    R = a[:3, :3]
-    if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0 \
-            or not np.allclose(a[3], [0, 0, 0, 1]):
-        raise ValueError(f"{name} is not a rigid transform (its rotation is not orthonormal "
-                         f"with determinant +1, or its last row is not 0 0 0 1)")
-    return a

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scoring import check_pose
+
 from ._errors import CalibrationError, DegeneratePosesWarning
-from ._geometry import check_pose, invert, pose, pose_difference, rotation_angle
+from ._geometry import invert, pose, pose_difference, rotation_angle
 
 SETUPS = ("eye_in_hand", "eye_to_hand")
 MIN_POSES = 3             # OpenCV's minimum
@@ -241,8 +243,8 @@ def calibrate_hand_eye(T_base_tcp: list[np.ndarray], T_camera_board: list[np.nda
     if len(T_base_tcp) < MIN_POSES:
         raise CalibrationError(f"hand-eye needs at least {MIN_POSES} pose pairs, got "
                                f"{len(T_base_tcp)}; capture {FEW_POSES} or more")
-    A = [check_pose(f"robot pose {i} (T_base_tcp)", T) for i, T in enumerate(T_base_tcp)]
-    B = [check_pose(f"board pose {i} (T_camera_board)", T) for i, T in enumerate(T_camera_board)]
+    A = [check_pose(T, f"robot pose {i} (T_base_tcp)") for i, T in enumerate(T_base_tcp)]
+    B = [check_pose(T, f"board pose {i} (T_camera_board)") for i, T in enumerate(T_camera_board)]
     table = _methods()
     names = tuple(methods) if methods else tuple(table)
     for m in names:

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Union
 import msgspec
 import numpy as np
 
+from scoring import check_pose
+
 from ._service import GripReply, TrialSummary
 from ._types import CellStatus, GraspChoice, MoveResult, NoGrasp
 
@@ -40,25 +42,9 @@ class BadRequest(ValueError):
 
 
 def check_rigid(rows: list[list[float]], name: str) -> np.ndarray:
-    """``rows`` as a (4, 4) float64 rigid transform; ValueError naming ``name`` if it is not one."""
-    T = np.asarray(rows, dtype=np.float64)
-    if T.shape != (4, 4):
-        raise ValueError(f"{name} must be 4 x 4, got shape {T.shape}")
-    if not np.isfinite(T).all():
-        raise ValueError(f"{name} has a non-finite entry")
-    bottom = np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max()
-    if bottom > RIGID_TOL:
-        raise ValueError(f"{name} is not a rigid transform: last row must be 0 0 0 1, "
-                         f"got {' '.join(f'{v:g}' for v in T[3])}")
-    R = T[:3, :3]
-    ortho = np.abs(R.T @ R - np.eye(3)).max()
-    if ortho > RIGID_TOL:
-        raise ValueError(f"{name} is not a rigid transform: its rotation part is not orthonormal "
-                         f"(max |R^T R - I| = {ortho:.3g}, tolerance {RIGID_TOL:g})")
-    if np.linalg.det(R) < 0:
-        raise ValueError(f"{name} is not a rigid transform: its rotation part is a reflection "
-                         f"(determinant {np.linalg.det(R):.3g})")
-    return T
+    """``rows`` as a (4, 4) float64 rigid transform; ValueError naming ``name`` if it is not one
+    (``scoring.check_pose`` with the endpoint's tolerance, RIGID_TOL)."""
+    return check_pose(rows, name, tol=RIGID_TOL)
 
 
 # --- requests ------------------------------------------------------------------------------------

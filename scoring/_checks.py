@@ -43,17 +43,27 @@ def check_rotation(R: object, name: str) -> np.ndarray:
     return a
 
 
-def check_pose(T: object, name: str) -> np.ndarray:
+def check_pose(T: object, name: str, *, tol: float = ROTATION_TOL) -> np.ndarray:
     """Return T as a float64 (4, 4) rigid transform T_a_b, checking finiteness, the rotation
-    (orthonormal, det +1) and the last row (0 0 0 1)."""
+    (orthonormal to ``tol`` in max |RᵀR - I|, det +1) and the last row (0 0 0 1, to ``tol``).
+
+    The message names T and says which of these failed, with the offending value. Pass a
+    larger ``tol`` for matrices that went through text with few decimals (the endpoint's).
+    """
     a = np.asarray(T, dtype=np.float64)
     if a.shape != (4, 4) or not np.isfinite(a).all():
         raise ValueError(f"{name} must be a finite 4 x 4 array, got shape {a.shape}")
-    err = _rotation_error(a[:3, :3])
-    if err > ROTATION_TOL or np.abs(a[3] - (0, 0, 0, 1)).max() > 1e-12:
-        raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, det +1, "
-                         f"last row 0 0 0 1), got rotation error {err:.2e}")
-    return a
+    R = a[:3, :3]
+    if np.abs(a[3] - (0, 0, 0, 1)).max() > tol:
+        got = "last row " + " ".join(f"{v:g}" for v in a[3])
+    elif np.linalg.det(R) < 0:
+        got = f"a reflection (determinant {np.linalg.det(R):.3g})"
+    elif (err := float(np.abs(R.T @ R - np.eye(3)).max())) > tol:
+        got = f"rotation error {err:.2e} (max |R^T R - I|, tolerance {tol:g})"
+    else:
+        return a
+    raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, det +1, last row "
+                     f"0 0 0 1), got {got}")
 
 
 def check_silhouette(silhouette: object, name: str = "silhouette") -> np.ndarray:

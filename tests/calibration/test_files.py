@@ -159,7 +159,8 @@ def test_wrong_version_kind_and_values_are_named(tmp_path):
     he = _doc(tmp_path, "hand_eye")
     he["result"]["T_tcp_camera"][0][0] = 2.0
     _save_doc(path, he)
-    with pytest.raises(CalibrationFileError, match=r"key 'result.T_tcp_camera': is not a rigid"):
+    with pytest.raises(CalibrationFileError, match=r"key 'result.T_tcp_camera': must be a "
+                                                   r"rigid transform \(.*\), got rotation error"):
         load_hand_eye(path)
     g = _doc(tmp_path, "gripper")
     g["result"]["width"]["width_m"] = [0.1, 0.12, 0.0]

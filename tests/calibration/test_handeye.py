@@ -105,7 +105,8 @@ def test_too_few_or_mismatched_pairs_are_refused():
         calibrate_hand_eye(robot, robot[:2])
     with pytest.raises(CalibrationError, match="at least 3 pose pairs, got 2"):
         calibrate_hand_eye(robot[:2], robot[:2])
-    with pytest.raises(ValueError, match=r"robot pose 1 \(T_base_tcp\) is not a rigid"):
+    with pytest.raises(ValueError, match=r"robot pose 1 \(T_base_tcp\) must be a rigid "
+                                         r"transform"):
         calibrate_hand_eye([robot[0], 2 * robot[1], robot[2]], robot)
 
 

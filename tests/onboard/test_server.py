@@ -364,14 +364,15 @@ BAD_REQUESTS = [
     (json.dumps({"cmd": "move", "T_base_tcp": [["a", 0, 0, 0], *I4[1:]]}).encode(),
      "move: Expected `float`, got `str` - at `$.T_base_tcp[0][0]`", "bad_request", None),
     (json.dumps({"cmd": "move", "T_base_tcp": (2 * np.eye(4)).tolist()}).encode(),
-     "move: T_base_tcp is not a rigid transform: last row must be 0 0 0 1, got 0 0 0 2",
+     "move: T_base_tcp must be a rigid transform (orthonormal rotation, det +1, last row 0 0 0 "
+     "1), got last row 0 0 0 2",
      "bad_request", None),
     (json.dumps({"cmd": "move", "T_base_tcp": np.diag([1.1, 1, 1, 1]).tolist()}).encode(),
-     "move: T_base_tcp is not a rigid transform: its rotation part is not orthonormal "
-     "(max |R^T R - I| = 0.21, tolerance 0.0001)", "bad_request", None),
+     "move: T_base_tcp must be a rigid transform (orthonormal rotation, det +1, last row 0 0 0 "
+     "1), got rotation error 2.10e-01 (max |R^T R - I|, tolerance 0.0001)", "bad_request", None),
     (json.dumps({"cmd": "robot_pose", "T_base_tcp": np.diag([1, 1, -1, 1]).tolist()}).encode(),
-     "robot_pose: T_base_tcp is not a rigid transform: its rotation part is a reflection "
-     "(determinant -1)", "bad_request", None),
+     "robot_pose: T_base_tcp must be a rigid transform (orthonormal rotation, det +1, last row "
+     "0 0 0 1), got a reflection (determinant -1)", "bad_request", None),
     (b'{"cmd": "report_outcome", "trial_id": "7", "success": true}',
      "report_outcome: Expected `int`, got `str` - at `$.trial_id`", "bad_request", None),
     (b'{"cmd": "report_outcome", "trial_id": 7}',
@@ -725,8 +726,8 @@ def test_check_rigid_accepts_rotations_written_with_six_decimals(q, t, noise):
 @given(q=unit_quaternions, scale=st.floats(1.001, 3) | st.floats(0.2, 0.999))
 def test_check_rigid_refuses_a_scaled_rotation_naming_the_field(q, scale):
     T = pose((0, 0, 0), rotation_from_quaternion(q) * scale)
-    with pytest.raises(ValueError, match=r"^T_goal is not a rigid transform: its rotation part is "
-                                         r"not orthonormal"):
+    with pytest.raises(ValueError, match=r"^T_goal must be a rigid transform \(.*\), got rotation "
+                                         r"error"):
         check_rigid(T.tolist(), "T_goal")
 
 
