@@ -70,13 +70,17 @@ class GroupStats:
 
 
 def wilson_interval(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score interval of a success rate k/n (95 % by default); (nan, nan) for n = 0."""
+    """Wilson score interval of a success rate k/n (95 % by default); (nan, nan) for n = 0.
+
+    Always lo <= k/n <= hi: at k = 0 or k = n the formula's bound equals the rate exactly,
+    and float rounding could put it a hair on the wrong side (1 - 1e-16 for 4/4), so the
+    bounds are clipped to the rate (and to [0, 1])."""
     if n == 0:
         return math.nan, math.nan
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def roc_auc(scores: np.ndarray, success: np.ndarray) -> float | None:
@@ -172,8 +176,10 @@ def _plot_levels(groups: list[GroupStats], path: Path) -> None:
         c = _COLOURS.get(g.name, None)
         x = np.array([(lv.lo + lv.hi) / 2 for lv in g.levels])
         rate = np.array([lv.rate for lv in g.levels])
+        # matplotlib refuses negative error bars: never below 0 (empty levels stay NaN)
         err = np.array([[lv.rate - lv.ci_lo for lv in g.levels],
                         [lv.ci_hi - lv.rate for lv in g.levels]])
+        err = np.where(np.isnan(err), err, np.maximum(err, 0.0))
         ax.errorbar(x, rate, yerr=err, color=c, marker="o", capsize=3, lw=2,
                     label=f"success rate, {g.name}", zorder=3)
         for xi, lv in zip(x, g.levels):
@@ -211,7 +217,8 @@ def _plot_reliability(groups: list[GroupStats], path: Path) -> None:
     for g in groups:
         lv = [v for v in g.levels if v.n]
         ax.errorbar([v.mean_score for v in lv], [v.rate for v in lv],
-                    yerr=[[v.rate - v.ci_lo for v in lv], [v.ci_hi - v.rate for v in lv]],
+                    yerr=[[max(0.0, v.rate - v.ci_lo) for v in lv],
+                          [max(0.0, v.ci_hi - v.rate) for v in lv]],
                     marker="o", capsize=3, color=_COLOURS.get(g.name), label=g.name)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)

@@ -151,3 +151,24 @@ def test_wilson_interval_known_values():
     lo, hi = wilson_interval(8, 10)
     assert (round(lo, 3), round(hi, 3)) == (0.490, 0.943)
     assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
+
+
+def test_wilson_interval_holds_the_rate_for_every_count_below_400():
+    # at k = 0 and k = n the bound equals the rate; rounding once put it outside (4/4, 0/69)
+    for n in range(1, 400):
+        for k in range(n + 1):
+            lo, hi = wilson_interval(k, n)
+            assert 0.0 <= lo <= k / n <= hi <= 1.0, (k, n, lo, hi)
+
+
+def test_report_with_an_all_success_level_and_an_all_failure_level(tmp_path):
+    # 4/4 in the top level and 0/69 in the bottom one: the counts whose rounded Wilson bound
+    # fell outside the rate and made matplotlib refuse the error bars (make run's crash)
+    plan = [(0.9 + 0.01 * j, True, "best") for j in range(4)]
+    plan += [(0.001 * (j + 1), False, "best") for j in range(69)]
+    build_log(tmp_path / "log", plan, with_extras=False)
+    page = write_report(tmp_path / "log", tmp_path / "out").read_text()
+    assert cell(page, "all", "0.8-1.0", "rate") == "100.0%"
+    assert cell(page, "all", "0.0-0.2", "rate") == "0.0%"
+    for png in ("levels.png", "reliability.png"):
+        assert (tmp_path / "out" / png).stat().st_size > 5000, png
