@@ -2,14 +2,13 @@
 to force in newtons, fitted monotonic to measured points, with its inverse."""
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from drivers.gripper import Gripper, LinearMap
-from scoring import GripperProjection
+from scoring import GripperProjection, check_positive
 
 from ._errors import CalibrationError
 
@@ -44,9 +43,10 @@ class GripperCalibration:
         _check_breakpoints("counts", self.counts, "width_m", self.width_m)
         if self.force_counts or self.force_n:
             _check_breakpoints("force_counts", self.force_counts, "force_n", self.force_n)
-        if not (math.isfinite(self.finger_width_m) and self.finger_width_m > 0):
-            raise CalibrationError(f"finger_width_m must be > 0 metres, got "
-                                   f"{self.finger_width_m!r}")
+        try:
+            check_positive(self.finger_width_m, "finger_width_m", "GripperCalibration")
+        except ValueError as exc:
+            raise CalibrationError(str(exc)) from None
 
     @property
     def opening_m(self) -> float:
@@ -90,8 +90,10 @@ class GripperCalibration:
     def projection(self, metres_per_px: float, n_lines: int = 5) -> GripperProjection:
         """The scorer's gripper projection in a silhouette of metres_per_px: finger width and
         open width from this calibration."""
-        if not (math.isfinite(metres_per_px) and metres_per_px > 0):
-            raise CalibrationError(f"metres_per_px must be > 0, got {metres_per_px!r}")
+        try:
+            check_positive(metres_per_px, "metres_per_px", "GripperCalibration.projection")
+        except ValueError as exc:
+            raise CalibrationError(str(exc)) from None
         return GripperProjection(self.finger_width_m / metres_per_px,
                                  self.opening_m / metres_per_px, n_lines)
 

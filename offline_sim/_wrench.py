@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from scoring import check_positive
+
 from ._frames import tangent_basis
 
 
@@ -58,10 +60,8 @@ def ferrari_canny(positions: np.ndarray, normals: np.ndarray, *, mu: float = 0.5
     if p.ndim != 2 or p.shape[1] not in (2, 3) or p.shape != np.shape(normals):
         raise ValueError(f"positions and normals must both be (N, 3) or (N, 2), got "
                          f"{p.shape} and {np.shape(normals)}")
-    if not (mu >= 0 and np.isfinite(mu)):
-        raise ValueError(f"mu must be finite and >= 0, got {mu!r}")
-    if not torque_scale_m > 0:
-        raise ValueError(f"torque_scale_m must be > 0, got {torque_scale_m!r}")
+    check_positive(mu, "mu", allow_zero=True)
+    check_positive(torque_scale_m, "torque_scale_m")
     if len(p) == 0:
         return 0.0
     w = contact_wrenches(p, normals, mu=mu, n_edges=n_edges, torque_scale_m=torque_scale_m,

@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 
 from drivers.camera import Intrinsics
+from scoring import check_positive
 
 
 _TRIM_FLOOR_M = 0.002  # ICP keeps every pair closer than this, metres
@@ -184,8 +185,10 @@ def object_movement(mask_before: np.ndarray, depth_before_m: np.ndarray,
         _check_image(exclude_after, "exclude_after", shape).astype(bool)
     T = _rigid(T_base_camera, "object_movement: T_base_camera")
     c = _unit(closing_dir_base, "object_movement: closing_dir_base")
-    if not (math.isfinite(max_shift_m) and max_shift_m > 0):
-        raise MovementError(f"object_movement: max_shift_m must be > 0, got {max_shift_m!r}")
+    try:
+        check_positive(max_shift_m, "max_shift_m", "object_movement")
+    except ValueError as exc:
+        raise MovementError(str(exc)) from None
 
     p0, p1 = intrinsics.deproject(d0), intrinsics.deproject(d1)  # NaN where no reading
     ok0, ok1 = np.isfinite(p0[..., 2]), np.isfinite(p1[..., 2])

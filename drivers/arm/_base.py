@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from scoring import check_pose
+from scoring import check_pose, check_positive
 
 from ._types import MoveResult, MoveStatus
 
@@ -95,9 +95,7 @@ class ArmController(abc.ABC):
 
 def _speed(v: float) -> float:
     """v if it is a usable speed (m/s), else ValueError."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-        raise ValueError(f"speed_mps must be a finite number > 0, got {v!r}")
-    return float(v)
+    return check_positive(v, "speed_mps")
 
 
 __all__ = ["ArmController", "ArmError", "MoveResult", "MoveStatus", "check_tcp_pose"]

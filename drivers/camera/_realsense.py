@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from scoring import check_pose
+from scoring import check_pose, check_positive
 
 from ._base import Camera
 from ._errors import CameraDisconnected, CameraError, CameraTimeout, EndOfRecording
@@ -108,11 +108,8 @@ class RealSenseCamera(Camera):
             T_base_camera = _check_rigid(T_base_camera, "T_base_camera")
         if T_color_depth is not None:
             T_color_depth = _check_rigid(T_color_depth, "T_color_depth")
-        if depth_units_m is not None and not (
-                isinstance(depth_units_m, (int, float)) and not isinstance(depth_units_m, bool)
-                and math.isfinite(depth_units_m) and depth_units_m > 0):
-            raise ValueError(f"RealSenseCamera: depth_units_m must be finite and > 0 metres, got "
-                             f"{depth_units_m!r}")
+        if depth_units_m is not None:
+            check_positive(depth_units_m, "depth_units_m", "RealSenseCamera")
         self._T_base_camera = T_base_camera
         self._T_color_depth = T_color_depth
         self._depth_units_m = None if depth_units_m is None else float(depth_units_m)

@@ -2,13 +2,14 @@
 pyrealsense2's software_device and recorder, so RealSenseCamera can play them back."""
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
+
+from scoring import check_positive
 
 from ._rs import import_pyrealsense2, intrinsics_to_rs
 from ._types import Intrinsics, RGBDFrame
@@ -32,9 +33,7 @@ def record_frames(frames: Iterable[RGBDFrame], path: str | os.PathLike, *, fps: 
     path = _check_path(path)
     if isinstance(fps, bool) or not isinstance(fps, int) or fps < 1:
         raise ValueError(f"record_frames: fps must be an integer >= 1, got {fps!r}")
-    if not (math.isfinite(depth_units_m) and depth_units_m > 0):
-        raise ValueError(f"record_frames: depth_units_m must be finite and > 0, got "
-                         f"{depth_units_m!r}")
+    check_positive(depth_units_m, "depth_units_m", "record_frames")
     it = iter(frames)
     first = next(it, None)
     if first is None:

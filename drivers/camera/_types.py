@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scoring import check_pose
+from scoring import check_pose, check_positive
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,7 @@ class Intrinsics:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"Intrinsics: {name} must be an integer >= 1, got {v!r}")
         for name in ("fx", "fy"):
-            v = getattr(self, name)
-            if not np.isfinite(v) or v <= 0:
-                raise ValueError(f"Intrinsics: {name} must be finite and > 0, got {v!r}")
+            check_positive(getattr(self, name), name, "Intrinsics")
         for name in ("cx", "cy"):
             if not np.isfinite(getattr(self, name)):
                 raise ValueError(f"Intrinsics: {name} must be finite, got {getattr(self, name)!r}")

@@ -199,5 +199,6 @@ def test_depth_units_m_that_contradict_the_recording_are_refused(rs, tmp_path):
 
 @pytest.mark.parametrize("bad", [0.0, -0.001, float("nan"), True, "0.001"])
 def test_depth_units_m_must_be_positive_metres(bad):
-    with pytest.raises(ValueError, match=r"depth_units_m must be finite and > 0 metres, got"):
+    with pytest.raises(ValueError, match=r"^RealSenseCamera: depth_units_m must be "
+                                         r"(finite and > 0|a number), got"):
         RealSenseCamera(recording="x.db3", depth_units_m=bad)

@@ -88,7 +88,7 @@ def test_wrenches_are_unit_forces_on_the_cone():
 @pytest.mark.parametrize("kwargs,message", [
     (dict(positions=[[0, 0, 0]], normals=[[1, 0]]), r"positions and normals must both be \(N, 3\)"),
     (dict(positions=[[0, 0, 0]], normals=[[1, 0, 0]], mu=-1), r"mu must be finite and >= 0, got -1"),
-    (dict(positions=[[0, 0, 0]], normals=[[1, 0, 0]], torque_scale_m=0), r"torque_scale_m must be > 0"),
+    (dict(positions=[[0, 0, 0]], normals=[[1, 0, 0]], torque_scale_m=0), r"torque_scale_m must be finite and > 0, got 0"),
 ])
 def test_bad_input_is_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
