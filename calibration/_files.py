@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from drivers.camera import Intrinsics
+from drivers.camera import DISTORTION_MODELS, Intrinsics
 from scoring import check_pose
 
 from ._depth import DepthCalibration, DepthSample
@@ -22,8 +22,6 @@ from ._intrinsics import IntrinsicsCalibration
 
 VERSION = 1
 KINDS = ("intrinsics", "hand_eye", "depth", "gripper")
-DISTORTION_MODELS = ("none", "brown_conrady", "inverse_brown_conrady", "modified_brown_conrady",
-                     "kannala_brandt4", "ftheta")
 # Names of the hand-eye transforms in the file, by setup: (the result, the fixed board pose).
 HAND_EYE_KEYS = {"eye_in_hand": ("T_tcp_camera", "T_base_board"),
                  "eye_to_hand": ("T_base_camera", "T_tcp_board")}

@@ -9,13 +9,14 @@ from ._pose import look_at
 from ._realsense import RealSenseCamera
 from ._recording import record_frames
 from ._sim import DepthNoise, SimCamera, intrinsics_from_fov
-from ._types import Intrinsics, RGBDFrame
+from ._types import DISTORTION_MODELS, Intrinsics, RGBDFrame
 
 __all__ = [
     "Camera",
     "CameraDisconnected",
     "CameraError",
     "CameraTimeout",
+    "DISTORTION_MODELS",
     "DepthNoise",
     "EndOfRecording",
     "Intrinsics",

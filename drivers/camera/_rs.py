@@ -5,11 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from ._types import Intrinsics
-
-# librealsense's distortion models, by the names Intrinsics.model uses (rs.distortion members).
-DISTORTION_MODELS = ("none", "modified_brown_conrady", "inverse_brown_conrady", "ftheta",
-                     "brown_conrady", "kannala_brandt4")
+from ._types import DISTORTION_MODELS, Intrinsics
 
 
 def import_pyrealsense2() -> ModuleType:

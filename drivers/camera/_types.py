@@ -7,13 +7,16 @@ import numpy as np
 
 from scoring import check_pose, check_positive
 
+# librealsense's distortion models (rs.distortion members), by the names Intrinsics.model uses.
+DISTORTION_MODELS = ("none", "brown_conrady", "inverse_brown_conrady", "modified_brown_conrady",
+                     "kannala_brandt4", "ftheta")
+
 
 @dataclass(frozen=True)
 class Intrinsics:
     """Pinhole intrinsics of an image, pixels; distortion as librealsense names it.
 
-    model : "none", "brown_conrady", "inverse_brown_conrady", "modified_brown_conrady",
-        "kannala_brandt4", "ftheta" (librealsense's names); coeffs : its five coefficients.
+    model : one of DISTORTION_MODELS (librealsense's names); coeffs : its five coefficients.
     """
 
     width: int
