@@ -104,11 +104,12 @@ def _nms(order, xs, ys, ts, radius, angle, top_k):
 
 
 def non_max_suppression(x: np.ndarray, y: np.ndarray, theta: np.ndarray, score: np.ndarray,
-                        top_k: int, radius_px: float, angle: float) -> np.ndarray:
-    """Indices of the top_k best-scoring candidates, suppressing near duplicates in (x, y, θ)."""
+                        top_k: int, radius_px: float, angle_rad: float) -> np.ndarray:
+    """Indices of the top_k best-scoring candidates, suppressing near duplicates: within both
+    radius_px in (x, y) and angle_rad in θ (modulo π) of a better one."""
     order = np.argsort(-np.asarray(score, dtype=np.float64), kind="stable")
     return _nms(order, np.asarray(x, np.float64), np.asarray(y, np.float64),
-                np.asarray(theta, np.float64), float(radius_px), float(angle), int(top_k))
+                np.asarray(theta, np.float64), float(radius_px), float(angle_rad), int(top_k))
 
 
 def _global_batch(rng: np.random.Generator, n: int, box: tuple, centroid: tuple,

@@ -2,8 +2,9 @@
 rotatable about a centre, rasterised in numpy (a pixel is object when its centre lies inside
 the outline or on it). The tests and the benchmarks draw their silhouettes with these.
 
-Coordinates are pixels: (column, row) = (x, y), pixel centres at integers; angles in radians
-in image axes (x right, y down, so a positive angle turns x towards y).
+Coordinates are pixels: (column, row) = (x, y), pixel centres at integers; lengths are pixels
+(``_px``), angles radians (``_rad``) in image axes (x right, y down, so a positive angle turns
+x towards y).
 """
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ EPS_PX = 1e-9
 __all__ = ["ellipse", "grasp_in_frame", "polygon", "rectangle", "ring", "rotate_points", "wedge"]
 
 
-def rotate_points(points: np.ndarray, centre: tuple[float, float], angle: float) -> np.ndarray:
-    """(N, 2) (column, row) points rotated by angle (rad, image axes) about centre."""
-    c, s = math.cos(angle), math.sin(angle)
+def rotate_points(points: np.ndarray, centre: tuple[float, float],
+                  angle_rad: float) -> np.ndarray:
+    """(N, 2) (column, row) points rotated by angle_rad (image axes) about centre."""
+    c, s = math.cos(angle_rad), math.sin(angle_rad)
     p = np.asarray(points, np.float64) - centre
     return np.stack([c * p[:, 0] - s * p[:, 1], s * p[:, 0] + c * p[:, 1]], axis=1) + centre
 
@@ -67,43 +69,48 @@ def polygon(shape: tuple[int, int], points: np.ndarray) -> np.ndarray:
     return out.astype(np.uint8)
 
 
-def rectangle(shape: tuple[int, int], centre: tuple[float, float], width: float, height: float,
-              angle: float = 0.0) -> np.ndarray:
-    """A width (along columns) x height rectangle (pixels), rotated by angle (rad) about its
+def rectangle(shape: tuple[int, int], centre: tuple[float, float], width_px: float,
+              height_px: float, angle_rad: float = 0.0) -> np.ndarray:
+    """A width_px (along columns) x height_px rectangle, rotated by angle_rad about its
     centre."""
     cx, cy = centre
-    pts = np.array([[cx - width / 2, cy - height / 2], [cx + width / 2, cy - height / 2],
-                    [cx + width / 2, cy + height / 2], [cx - width / 2, cy + height / 2]])
-    return polygon(shape, rotate_points(pts, centre, angle))
+    w, h = width_px / 2, height_px / 2
+    pts = np.array([[cx - w, cy - h], [cx + w, cy - h], [cx + w, cy + h], [cx - w, cy + h]])
+    return polygon(shape, rotate_points(pts, centre, angle_rad))
 
 
-def wedge(shape: tuple[int, int], centre: tuple[float, float], top_width: float,
-          bottom_width: float, height: float, angle: float = 0.0) -> np.ndarray:
-    """A symmetric trapezoid (slanted left and right faces; pixels), rotated about its centre."""
+def wedge(shape: tuple[int, int], centre: tuple[float, float], top_width_px: float,
+          bottom_width_px: float, height_px: float, angle_rad: float = 0.0) -> np.ndarray:
+    """A symmetric trapezoid (slanted left and right faces), rotated by angle_rad about its
+    centre."""
     cx, cy = centre
-    pts = np.array([[cx - top_width / 2, cy - height / 2], [cx + top_width / 2, cy - height / 2],
-                    [cx + bottom_width / 2, cy + height / 2], [cx - bottom_width / 2, cy + height / 2]])
-    return polygon(shape, rotate_points(pts, centre, angle))
+    top, bottom, h = top_width_px / 2, bottom_width_px / 2, height_px / 2
+    pts = np.array([[cx - top, cy - h], [cx + top, cy - h],
+                    [cx + bottom, cy + h], [cx - bottom, cy + h]])
+    return polygon(shape, rotate_points(pts, centre, angle_rad))
 
 
-def ellipse(shape: tuple[int, int], centre: tuple[float, float], semi_x: float, semi_y: float,
-            angle: float = 0.0, n: int = 180) -> np.ndarray:
-    """An ellipse with semi-axes (pixels) along columns/rows before rotation, as a polygon of
-    n vertices."""
+def ellipse(shape: tuple[int, int], centre: tuple[float, float], semi_x_px: float,
+            semi_y_px: float, angle_rad: float = 0.0, n: int = 180) -> np.ndarray:
+    """An ellipse with semi-axes along columns/rows before rotation by angle_rad, as a
+    polygon of n vertices."""
     t = np.linspace(0, 2 * np.pi, n, endpoint=False)
-    pts = np.stack([centre[0] + semi_x * np.cos(t), centre[1] + semi_y * np.sin(t)], axis=1)
-    return polygon(shape, rotate_points(pts, centre, angle))
+    pts = np.stack([centre[0] + semi_x_px * np.cos(t), centre[1] + semi_y_px * np.sin(t)],
+                   axis=1)
+    return polygon(shape, rotate_points(pts, centre, angle_rad))
 
 
-def ring(shape: tuple[int, int], centre: tuple[float, float], outer: float,
-         inner: float) -> np.ndarray:
-    """An annulus of outer and inner radius (pixels): a mug rim seen from above."""
-    return ellipse(shape, centre, outer, outer) & (1 - ellipse(shape, centre, inner, inner))
+def ring(shape: tuple[int, int], centre: tuple[float, float], outer_r_px: float,
+         inner_r_px: float) -> np.ndarray:
+    """An annulus of outer and inner radius: a mug rim seen from above."""
+    return (ellipse(shape, centre, outer_r_px, outer_r_px)
+            & (1 - ellipse(shape, centre, inner_r_px, inner_r_px)))
 
 
-def grasp_in_frame(centre: tuple[float, float], angle: float, dx: float, dy: float,
-                   theta: float) -> tuple[float, float, float]:
-    """(x, y, θ) of a grasp given relative to a shape's frame (dx, dy pixels from its centre,
-    θ rad), placed for the shape rotated by angle about centre."""
-    (x, y), = rotate_points(np.array([[centre[0] + dx, centre[1] + dy]]), centre, angle)
-    return x, y, theta + angle
+def grasp_in_frame(centre: tuple[float, float], angle_rad: float, dx_px: float, dy_px: float,
+                   theta_rad: float) -> tuple[float, float, float]:
+    """(x, y, θ) of a grasp given relative to a shape's frame (dx_px, dy_px from its centre,
+    theta_rad), placed for the shape rotated by angle_rad about centre."""
+    (x, y), = rotate_points(np.array([[centre[0] + dx_px, centre[1] + dy_px]]), centre,
+                            angle_rad)
+    return x, y, theta_rad + angle_rad

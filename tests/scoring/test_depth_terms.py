@@ -107,7 +107,7 @@ def test_torque_ratio_is_weight_times_lever_over_two_pads_torsional_friction():
 @given(st.floats(0.0, math.pi), st.floats(-20.0, 20.0))
 def test_the_depth_terms_do_not_depend_on_which_finger_is_left(theta, offset):
     """θ and θ + π are the same grasp: the depth terms must agree on them."""
-    bar = rectangle(SHAPE, (160.0, 120.0), 120, 36, angle=0.3)
+    bar = rectangle(SHAPE, (160.0, 120.0), 120, 36, angle_rad=0.3)
     image = bar | ellipse(SHAPE, (160.0, 178.0), 20, 12)
     view = DepthView(heights(image, 0.015), M, centre_of_mass_px=(150.0, 118.0), mass_kg=0.3)
     x = np.array([160.0 + offset] * 2)
@@ -144,7 +144,7 @@ def test_an_object_heavier_than_the_pads_friction_gets_no_grasp():
 
 
 def test_narrowest_width_is_the_minimum_feret_diameter():
-    bar = rectangle(SHAPE, (160.0, 120.0), 150, 30, angle=0.5)
+    bar = rectangle(SHAPE, (160.0, 120.0), 150, 30, angle_rad=0.5)
     assert narrowest_width_m(bar, M) == pytest.approx(0.030, abs=0.0015)
     assert narrowest_width_m(np.zeros(SHAPE, bool), M) == math.inf
 

@@ -75,7 +75,7 @@ def test_thin_bar_held_across_diagonal_rotates_by_its_angle(alpha_deg, shift):
     # contacts turns it until its edges lie flat on the plates, i.e. by alpha (eq. 10).
     alpha = math.radians(alpha_deg)
     centre = (CENTRE[0] + shift, CENTRE[1] + 0.37 * shift)
-    sil = rectangle(SHAPE, centre, 14, 260, angle=alpha)
+    sil = rectangle(SHAPE, centre, 14, 260, angle_rad=alpha)
     s = score_one(sil, *centre, 0.0)
     assert not s.collision[0] and not s.missing[0]
     assert math.degrees(s.r_r[0]) == pytest.approx(alpha_deg, abs=3.0)

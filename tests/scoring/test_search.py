@@ -139,12 +139,12 @@ def test_non_max_suppression_drops_near_duplicates_and_keeps_theta_twins_out():
     y = np.array([10.0, 10.0, 10.0, 10.0, 10.0])
     t = np.array([0.0, 0.05, 0.0, 1.2, math.pi - 0.01])  # the last is the first's half-turn twin
     score = np.array([0.9, 0.95, 0.5, 0.8, 0.85])
-    keep = non_max_suppression(x, y, t, score, top_k=10, radius_px=5.0, angle=math.radians(20))
+    keep = non_max_suppression(x, y, t, score, top_k=10, radius_px=5.0, angle_rad=math.radians(20))
     assert list(keep) == [1, 3, 2]
 
 
 @pytest.mark.parametrize("top_k", [1, 2])
 def test_non_max_suppression_respects_top_k(top_k):
     keep = non_max_suppression(np.arange(5.0) * 100, np.zeros(5), np.zeros(5),
-                               np.linspace(0, 1, 5), top_k=top_k, radius_px=1, angle=0.1)
+                               np.linspace(0, 1, 5), top_k=top_k, radius_px=1, angle_rad=0.1)
     assert list(keep) == [4, 3][:top_k]
