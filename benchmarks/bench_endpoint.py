@@ -20,9 +20,8 @@ import time
 
 import numpy as np
 
-from onboard._server import EndpointServer
-from onboard._service import GripReply, TrialSummary
-from onboard._types import CellStatus, GraspChoice, MoveResult, MoveStatus
+from drivers.arm import MoveResult, MoveStatus
+from onboard import CellStatus, EndpointServer, GraspChoice, GripReply, TrialSummary
 
 T_GRASP = np.array([[1.0, 0, 0, 0.4], [0, -1, 0, 0.1], [0, 0, -1, 0.05], [0, 0, 0, 1]])
 

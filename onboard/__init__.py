@@ -8,6 +8,7 @@ from ._report import write_report
 from ._server import EndpointServer, serve
 from ._service import GripReply, PickingService, TrialSummary
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
+from ._types import CellStatus, GraspChoice, NoGrasp
 
 __all__ = [
     "CameraConfig",
@@ -23,6 +24,9 @@ __all__ = [
     "serve",
     "CellConfig",
     "CellFileError",
+    "CellStatus",
+    "GraspChoice",
+    "NoGrasp",
     "PickingCell",
     "PickingLoop",
     "load_cell_file",
