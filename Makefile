@@ -36,9 +36,10 @@ test: install
 
 # The Numba kernels run as plain Python (NUMBA_DISABLE_JIT=1) against their references, so
 # that coverage sees inside them and their pure-Python paths stay honest. Only the tests that
-# compare a kernel with its reference: they take seconds of CPU without JIT.
+# compare a kernel with its reference: they take seconds of CPU without JIT. The depth kernel
+# (scoring/_physical.depth_kernel) has no reference; its behaviour tests run instead (under a minute).
 KERNEL_TESTS := tests/scoring/test_kernel_vs_reference.py tests/scoring/test_normals.py \
-	tests/vision/test_kernels.py \
+	tests/scoring/test_depth_terms.py tests/vision/test_kernels.py \
 	tests/scoring/test_search.py::test_non_max_suppression_drops_near_duplicates_and_keeps_theta_twins_out \
 	tests/scoring/test_search.py::test_non_max_suppression_respects_top_k
 
