@@ -25,7 +25,10 @@ class Rig:
 
     object_width_m : the object between the fingers (m). timeout_s, retries, reconnect_s :
     the driver's reply timeout per attempt, retries and reconnect budget (serial drivers).
-    unsupported : behaviour name -> why this implementation cannot produce it.
+    link_lost : what GripperDisconnected says once the link is gone for good (a regex).
+    unsupported : behaviour name -> why this implementation cannot produce it. Behaviours:
+    "force", "replies", "device_fault", "port" (a port that vanishes and returns, or is
+    missing), "disconnect" (the link gone for good).
     """
 
     name = ""
@@ -33,6 +36,7 @@ class Rig:
     timeout_s = 0.0
     retries = 0
     reconnect_s = 0.0
+    link_lost = "did not come back within"
     unsupported: dict[str, str] = {}
 
     def __init__(self) -> None:
@@ -190,6 +194,7 @@ class SimRig(Rig):
         "replies": "SimGripper has no link, so there are no replies to lose",
         "device_fault": "SimGripper models no device fault other than the missing activation",
         "port": "SimGripper has no port to open, lose or get back",
+        "disconnect": "SimGripper has no link to lose",
     }
 
     def __init__(self, emulator: Callable[..., Any]) -> None:
@@ -208,6 +213,7 @@ class SimCellRig(Rig):
 
     name = "sim_jaw"
     object_width_m = 0.05
+    link_lost = "link is down"
     unsupported = {
         "replies": "the simulated jaw has no serial link whose replies could be lost",
         "port": "the simulated jaw has no port to open, lose or get back",
@@ -255,6 +261,12 @@ class SimCellRig(Rig):
         g = next(iter(self._opened))
         g.fault = (0x0E, "overcurrent (injected)")
         return 0x0E, "overcurrent"
+
+    def vanish(self, seconds: float | None) -> None:
+        if seconds is not None:   # "port" is unsupported: the link never comes back
+            raise NotImplementedError("the simulated jaw's link is lost for good only")
+        for g in self._opened:
+            g.disconnected = True
 
 
 #: factories, one per implementation: f(emulator) -> Rig
