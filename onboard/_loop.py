@@ -31,6 +31,7 @@ from scoring import (GripperProjection, JawLimits, SearchParams, prepare_silhoue
 from vision import ObjectMask, Segmenter, Silhouette, neighbours, silhouette
 
 from ._cellfile import CellConfig
+from ._devices import _calibration
 from ._movement import MovementError, object_movement, pose_movement
 from ._trials import TrialImages, TrialRecord
 from ._types import CellStatus, GraspChoice, NoGrasp
@@ -121,9 +122,15 @@ class PickingLoop:
         self.state = "idle"
         self.fault: str | None = None
         g, s = config.gripper, config.scoring
-        self.projection = GripperProjection(g.finger_width_m / s.metres_per_px,
-                                            g.open_width_m / s.metres_per_px, s.n_lines)
-        self.jaw = JawLimits(stroke_m=g.open_width_m, finger_thickness_m=g.finger_thickness_m,
+        # the fingers as the scorer sees them: a gripper calibration file's finger width and
+        # widest opening where the cell file names one, else the cell file's nominal geometry
+        cal = None if config.calibration.gripper is None else _calibration(
+            "gripper", config.calibration.gripper)
+        self.projection = cal.projection(s.metres_per_px, s.n_lines) if cal else \
+            GripperProjection(g.finger_width_m / s.metres_per_px,
+                              g.open_width_m / s.metres_per_px, s.n_lines)
+        self.jaw = JawLimits(stroke_m=cal.opening_m if cal else g.open_width_m,
+                             finger_thickness_m=g.finger_thickness_m,
                              pad_length_m=g.pad_length_m, force_n=g.force_n,
                              friction=g.pad_friction)
         self.home = _down_pose(config.arm.home_m)
