@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from drivers.camera import DISTORTION_MODELS, Intrinsics
+from drivers.gripper import MODELS as GRIPPER_MODELS
 from scoring import check_pose
 
 from ._depth import DepthCalibration, DepthSample
@@ -204,7 +205,8 @@ class _Doc:
             raise self._fail(self._full(name), f"must be one of {', '.join(choices)}, got {v!r}")
         return v
 
-    def numbers(self, name: str, length: int | None = None, *, min_length: int = 0) -> tuple:
+    def numbers(self, name: str, length: int | None = None, *, min_length: int = 0,
+                low: float | None = None) -> tuple:
         v = self.get(name)
         key = self._full(name)
         if not isinstance(v, list) or not all(
@@ -215,6 +217,10 @@ class _Doc:
             raise self._fail(key, f"must have {length} values, got {len(v)}")
         if len(v) < min_length:
             raise self._fail(key, f"must have at least {min_length} values, got {len(v)}")
+        below = [i for i, x in enumerate(v) if low is not None and x < low]
+        if below:
+            raise self._fail(key, f"values must be >= {low:g}, got {v[below[0]]!r} at index "
+                                  f"{below[0]}")
         return tuple(float(x) for x in v)
 
     def transform(self, name: str) -> np.ndarray:
@@ -274,11 +280,23 @@ def _open(path: str | os.PathLike, kind: str | None) -> tuple[_Doc, str]:
         raise CalibrationFileError(path, f"version {version} is newer than this graspline "
                                          f"reads ({VERSION}); update graspline", "version")
     date = doc.get("date")
-    if not isinstance(date, (str, _dt.date)):
-        raise CalibrationFileError(path, f"must be an ISO 8601 date, got {date!r}", "date")
+    if not isinstance(date, _dt.date) and not _is_iso_date(date):
+        raise CalibrationFileError(path, f"must be an ISO 8601 date (2026-11-23 or "
+                                         f"2026-11-23T10:00:00Z), got {date!r}", "date")
     doc.mapping("result")
     doc.mapping("residuals")
     return doc, found
+
+
+def _is_iso_date(text: object) -> bool:
+    """True for an ISO 8601 date or date and time (a trailing Z for UTC allowed)."""
+    if not isinstance(text, str):
+        return False
+    try:
+        _dt.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _date(doc: _Doc) -> str:
@@ -373,11 +391,11 @@ def load_gripper_map(path: str | os.PathLike) -> GripperCalibration:
     width = r.mapping("width")
     force = r.mapping("force") if "force" in r.data else None
     fields = dict(
-        model=r.string("model"), mode=r.string("mode", default=""),
+        model=r.string("model", tuple(GRIPPER_MODELS)), mode=r.string("mode", default=""),
         finger_width_m=r.number("finger_width_m", positive=True),
-        counts=width.numbers("counts", min_length=2), width_m=width.numbers("width_m"),
+        counts=width.numbers("counts", min_length=2), width_m=width.numbers("width_m", low=0.0),
         force_counts=force.numbers("counts", min_length=2) if force else (),
-        force_n=force.numbers("force_n") if force else (),
+        force_n=force.numbers("force_n", low=0.0) if force else (),
         rms_width_m=res.number("rms_width_m", low=0.0),
         max_width_m=res.number("max_width_m", low=0.0),
         rms_force_n=res.number("rms_force_n", low=0.0, default=0.0),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import numpy as np
 import pytest
@@ -167,6 +168,25 @@ def test_wrong_version_kind_and_values_are_named(tmp_path):
     _save_doc(path, g)
     with pytest.raises(CalibrationFileError, match=r"key 'result': width_m must be strictly "
                                                    r"monotonic"):
+        load_gripper_map(path)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("result.width.width_m", [0.19, 0.1, -0.5],
+     r"key 'result.width.width_m': values must be >= 0, got -0.5 at index 2"),
+    ("result.force.force_n", [-15.0, 60.0],
+     r"key 'result.force.force_n': values must be >= 0, got -15.0 at index 0"),
+    ("result.model", "foo", r"key 'result.model': must be one of .*robotiq3f.*, got 'foo'"),
+    ("date", "yesterday", r"key 'date': must be an ISO 8601 date .*, got 'yesterday'"),
+])
+def test_a_gripper_map_with_impossible_values_is_refused_naming_file_and_key(tmp_path, key,
+                                                                             value, message):
+    doc = _doc(tmp_path, "gripper")
+    _put(doc, key, value)
+    path = tmp_path / "gripper.yaml"
+    _save_doc(path, doc)
+    with pytest.raises(CalibrationFileError, match=rf"^calibration file {re.escape(str(path))}: "
+                                                   rf"{message}$"):
         load_gripper_map(path)
 
 
