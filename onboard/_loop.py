@@ -77,7 +77,9 @@ class Execution:
 
 
 class StageClock:
-    """Times named stages (seconds) and reports those over their budget."""
+    """Times named stages (seconds) and reports those over their budget: each overrun is
+    logged as a warning when it happens and kept in ``overruns`` for the trial's note. One
+    clock serves a whole cycle, planning and execution alike."""
 
     def __init__(self, budgets_s: dict[str, float]) -> None:
         self.budgets_s = budgets_s
@@ -91,13 +93,19 @@ class StageClock:
         try:
             yield
         finally:
-            dt = time.perf_counter() - t0
-            self.stage_s[name] = self.stage_s.get(name, 0.0) + dt
-            budget = self.budgets_s.get(name)
-            if budget is not None and dt > budget:
-                self.overruns.append(f"{name} {dt * 1e3:.0f} ms > {budget * 1e3:.0f} ms")
-                log.warning("stage %s overran its budget: %.1f ms > %.1f ms", name, dt * 1e3,
-                            budget * 1e3)
+            self.add(name, time.perf_counter() - t0)
+
+    def add(self, name: str, dt: float) -> str | None:
+        """Count dt seconds to stage ``name``; the overrun's text when dt is over its budget."""
+        self.stage_s[name] = self.stage_s.get(name, 0.0) + dt
+        budget = self.budgets_s.get(name)
+        if budget is None or dt <= budget:
+            return None
+        text = f"{name} {dt * 1e3:.0f} ms > {budget * 1e3:.0f} ms"
+        self.overruns.append(text)
+        log.warning("stage %s overran its budget: %.1f ms > %.1f ms", name, dt * 1e3,
+                    budget * 1e3)
+        return text
 
 
 class PickingLoop:
@@ -139,9 +147,12 @@ class PickingLoop:
         self._failed: collections.deque = collections.deque(maxlen=5)
 
     # ------------------------------------------------------------------ planning
-    def plan(self, object_label: str | None = None, timeout_s: float | None = None) -> Plan:
-        """Capture a frame and choose a grasp on it (no motion); a NoGrasp says why not."""
-        clock = StageClock(self.config.budgets_s)
+    def plan(self, object_label: str | None = None, timeout_s: float | None = None, *,
+             clock: StageClock | None = None) -> Plan:
+        """Capture a frame and choose a grasp on it (no motion); a NoGrasp says why not.
+        clock : the cycle's StageClock (its stage times and overruns go on to the trial);
+        None: a clock of its own."""
+        clock = StageClock(self.config.budgets_s) if clock is None else clock
         self.state = "planning"
         try:
             return self._plan(clock, object_label, timeout_s)
@@ -469,9 +480,8 @@ class PickingLoop:
         """One whole cycle with graspline's own arm: plan, execute, judge, log; the record."""
         if self.fault:
             raise RuntimeError(f"the cell is faulted ({self.fault}); clear the fault first")
-        plan = self.plan(object_label)
         clock = StageClock(self.config.budgets_s)
-        clock.stage_s.update(plan.choice.stage_s)
+        plan = self.plan(object_label, clock=clock)
         if isinstance(plan.choice, NoGrasp):
             return self._log(plan, None, clock)
         ex = self.execute(plan, clock)
@@ -483,9 +493,8 @@ class PickingLoop:
                    timeout_s: float | None = None) -> GraspChoice | NoGrasp:
         """Plan only (the controller executes): the choice with its trial id, left pending in
         the log until report_outcome."""
-        plan = self.plan(object_label, timeout_s)
         clock = StageClock(self.config.budgets_s)
-        clock.stage_s.update(plan.choice.stage_s)
+        plan = self.plan(object_label, timeout_s, clock=clock)
         rec = self._log(plan, None, clock, pending=isinstance(plan.choice, GraspChoice))
         if isinstance(plan.choice, NoGrasp):
             return plan.choice
@@ -535,52 +544,64 @@ class PickingLoop:
 
     def _log(self, plan: Plan, ex: Execution | None, clock: StageClock, *,
              pending: bool = False) -> TrialRecord:
-        """Write the trial (record and pictures) in one transaction; the record as stored."""
+        """Write the trial (record and pictures) in one transaction; the record as stored.
+
+        The ``log`` stage is timed from here to the moment the row is written, inside the
+        trial log's transaction (images included), so its time and any overrun are in the
+        row; only the commit itself falls outside it."""
         c = plan.choice
         g = c if isinstance(c, GraspChoice) else None
-        with clock.stage("log"):
-            mode = "validate" if plan.level >= 0 else "best"
-            trial_id = self.trial_log.begin(object_label=g.object_label if g else "",
-                                            cell_hash=self.cell_hash, mode=mode)
-            if ex is None:
-                outcome, success, source = ("pending" if pending else "no_grasp"), None, "gripper+image"
-            else:
-                outcome, success = ex.outcome, ex.success
-                source = "gripper+image"
-                if ex.truth_lifted is not None and ex.success is not None:
-                    if ex.truth_lifted != ex.success:
-                        log.warning("trial %d judged %s by the gripper and after-image, %s by "
-                                    "the simulator", trial_id, ex.success, ex.truth_lifted)
-                    success, source = ex.truth_lifted, "simulator"
-                    outcome = "success" if success else "failure"
-            mv, centroid = self._image_movement(plan, ex)
-            if ex is not None and ex.truth_poses is not None and centroid is not None:
-                # the simulator's measure at the image estimate's point, so both compare alike
-                t = pose_movement(*ex.truth_poses, plan.choice.T_base_tcp[:3, 0],
-                                  point_base=centroid)
-                ex.truth_movement_m, ex.truth_movement_rad = t.translation_m, t.rotation_rad
-            notes = ["budget overrun: " + o for o in clock.overruns]
-            if ex is not None and ex.judge_note:
-                notes.append(ex.judge_note)
-            rec = TrialRecord(
-                trial_id=trial_id, started_at_s=time.time(), cell_hash=self.cell_hash,
-                object_label=g.object_label if g else "", mode=mode,
-                n_candidates=g.n_candidates if g else 0, score=g.score if g else None,
-                features=dict(g.features) if g else {}, source=g.source if g else "",
-                x_px=g.x_px if g else None, y_px=g.y_px if g else None,
-                theta_rad=g.theta_rad if g else None, T_base_tcp=g.T_base_tcp if g else None,
-                width_m=g.width_m if g else None, force_n=g.force_n if g else None,
-                stage_s=dict(clock.stage_s),
-                gripper_status=ex.gripper_status if ex else "",
-                gripper_width_m=ex.gripper_width_m if ex else None,
-                object_detected=ex.object_detected if ex else None,
-                outcome=outcome, success=success, outcome_source=source,
-                movement_m=mv[0], movement_rad=mv[1],
-                truth_movement_m=ex.truth_movement_m if ex else None,
-                truth_movement_rad=ex.truth_movement_rad if ex else None,
-                note="; ".join(notes),
-                error=(ex.error or "") if ex else ("" if g else c.reason))
-            return self.trial_log.finish(rec, _images(plan, ex, self.projection))
+        t0 = time.perf_counter()
+        mode = "validate" if plan.level >= 0 else "best"
+        trial_id = self.trial_log.begin(object_label=g.object_label if g else "",
+                                        cell_hash=self.cell_hash, mode=mode)
+        if ex is None:
+            outcome, success, source = ("pending" if pending else "no_grasp"), None, "gripper+image"
+        else:
+            outcome, success = ex.outcome, ex.success
+            source = "gripper+image"
+            if ex.truth_lifted is not None and ex.success is not None:
+                if ex.truth_lifted != ex.success:
+                    log.warning("trial %d judged %s by the gripper and after-image, %s by "
+                                "the simulator", trial_id, ex.success, ex.truth_lifted)
+                success, source = ex.truth_lifted, "simulator"
+                outcome = "success" if success else "failure"
+        mv, centroid = self._image_movement(plan, ex)
+        if ex is not None and ex.truth_poses is not None and centroid is not None:
+            # the simulator's measure at the image estimate's point, so both compare alike
+            t = pose_movement(*ex.truth_poses, plan.choice.T_base_tcp[:3, 0],
+                              point_base=centroid)
+            ex.truth_movement_m, ex.truth_movement_rad = t.translation_m, t.rotation_rad
+        notes = ["budget overrun: " + o for o in clock.overruns]
+        if ex is not None and ex.judge_note:
+            notes.append(ex.judge_note)
+        rec = TrialRecord(
+            trial_id=trial_id, started_at_s=time.time(), cell_hash=self.cell_hash,
+            object_label=g.object_label if g else "", mode=mode,
+            n_candidates=g.n_candidates if g else 0, score=g.score if g else None,
+            features=dict(g.features) if g else {}, source=g.source if g else "",
+            x_px=g.x_px if g else None, y_px=g.y_px if g else None,
+            theta_rad=g.theta_rad if g else None, T_base_tcp=g.T_base_tcp if g else None,
+            width_m=g.width_m if g else None, force_n=g.force_n if g else None,
+            stage_s=dict(clock.stage_s),
+            gripper_status=ex.gripper_status if ex else "",
+            gripper_width_m=ex.gripper_width_m if ex else None,
+            object_detected=ex.object_detected if ex else None,
+            outcome=outcome, success=success, outcome_source=source,
+            movement_m=mv[0], movement_rad=mv[1],
+            truth_movement_m=ex.truth_movement_m if ex else None,
+            truth_movement_rad=ex.truth_movement_rad if ex else None,
+            note="; ".join(notes),
+            error=(ex.error or "") if ex else ("" if g else c.reason))
+
+        def close_log_stage(stored: TrialRecord) -> None:
+            over = clock.add("log", time.perf_counter() - t0)
+            stored.stage_s = dict(clock.stage_s)
+            if over:
+                stored.note = "; ".join(n for n in (stored.note, "budget overrun: " + over) if n)
+
+        return self.trial_log.finish(rec, _images(plan, ex, self.projection),
+                                     before_write=close_log_stage)
 
     def _image_movement(self, plan: Plan, ex: Execution | None):
         """((translation m, rotation rad), centroid (3,) base frame) of the object's movement

@@ -19,6 +19,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
@@ -356,13 +357,17 @@ class TrialLog:
                 "VALUES (?, ?, ?, ?)", (t, object_label, cell_hash, mode))
             return int(cur.lastrowid)
 
-    def finish(self, record: TrialRecord, images: TrialImages | None = None) -> TrialRecord:
+    def finish(self, record: TrialRecord, images: TrialImages | None = None, *,
+               before_write: Callable[[TrialRecord], None] | None = None) -> TrialRecord:
         """Write a begun trial's record and images in one step; return the record as stored
         (finished_at_s set, images filled in).
 
         Images go to files first (each all at once), then the row is committed; so a crash
         leaves either the whole trial or the pending row, never a row naming missing files.
         An outcome already reported (report_outcome) is kept when the record's is "pending".
+        before_write : called with the record to be stored once the images are written, just
+        before the row is (the loop closes its ``log`` stage's timing there); it may change
+        stage_s and note, which are checked again.
         """
         _check_record(record)
         tid = record.trial_id
@@ -382,6 +387,9 @@ class TrialLog:
                 stored.outcome_source, stored.note = row[3], row[4] or record.note
             if images is not None:
                 stored.images.update(self._write_images(tid, images))
+            if before_write is not None:
+                before_write(stored)
+                _check_record(stored)
             values = _to_row(stored)
             cols = [c for c in _COLUMNS if c != "trial_id"]
             con.execute("BEGIN IMMEDIATE")

@@ -269,3 +269,24 @@ def test_a_can_wider_than_the_stroke_is_no_grasp_with_the_reason(tmp_path):
         rec = c.pick_record()
     assert rec.outcome == "no_grasp"
     assert "wider than the jaw's 85 mm stroke" in rec.error, rec.error
+
+
+def test_stage_budget_overruns_of_every_stage_reach_the_trials_note(tmp_path):
+    from onboard import load_cell_file
+    from onboard._cell import PickingCell
+
+    (tmp_path / "cell.yaml").write_text(
+        "camera: {width_px: 320, height_px: 240}\nsim: {seed: 4}\nlog_dir: log\n"
+        "budgets_s: {capture: 0.000001, search: 0.000001, log: 0.000001}\n")
+    config, digest = load_cell_file(tmp_path / "cell.yaml")
+    with PickingCell(config, digest) as c:
+        rec = c.pick_record()       # planning (capture, search) and logging on one clock
+        assert rec.score is not None, rec.error
+        stored = c.log.get(rec.trial_id)
+        choice = c.best_grasp()     # the controller's path: planned and logged, pending
+        pending = c.log.get(choice.trial_id)
+    for r in (rec, stored, pending):
+        for stage in ("capture", "search", "log"):
+            assert f"budget overrun: {stage} " in r.note, (stage, r.note)
+        assert r.stage_s["log"] > 0 and {"capture", "segment", "search"} <= set(r.stage_s)
+    assert choice.stage_s["log"] == pending.stage_s["log"]
