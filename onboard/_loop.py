@@ -145,6 +145,9 @@ class PickingLoop:
         self.place = _down_pose(config.arm.place_m)
         self.robot_poses: list[tuple[np.ndarray, str | None]] = []
         self._failed: collections.deque = collections.deque(maxlen=5)
+        # how the last cycle ended, for the simulated cell's operator: True nothing holdable
+        # in view, False a grasp chosen, None neither (a camera fault, nothing segmented)
+        self._nothing_holdable: bool | None = None
 
     # ------------------------------------------------------------------ planning
     def plan(self, object_label: str | None = None, timeout_s: float | None = None, *,
@@ -161,7 +164,9 @@ class PickingLoop:
 
     def _plan(self, clock: StageClock, object_label: str | None, timeout_s: float | None) -> Plan:
         if self.truth is not None:
-            self.truth.start_cycle()  # the simulated cell re-lays an empty or stuck table
+            # the simulated cell re-lays an empty or stuck table, or one with nothing holdable
+            self.truth.start_cycle(no_grasp=self._nothing_holdable)
+        self._nothing_holdable = None
         self._clear_view()
         with clock.stage("capture"):
             frame, why = self._capture(timeout_s)
@@ -195,11 +200,13 @@ class PickingLoop:
             why = "".join(f"; {u}" for u in unholdable)
             if best is not None:
                 why = _limit_text(best[3].scores, best[4]) + why
+            self._nothing_holdable = True
             return Plan(NoGrasp(f"no grasp scores at least {self.config.scoring.min_score:g} on "
                                 f"the {len(masks_for)} object(s) in view (best {score:.2f}{why})",
                                 clock.stage_s), frame, masks)
         with clock.stage("choose"):
             plan = self._choose(frame, masks, best, clock)
+        self._nothing_holdable = False
         return plan
 
     def _clear_view(self) -> None:

@@ -5,8 +5,9 @@ Objects are drawn from the built-in shapes, random boxes, plates, bars and cylin
 wider than the jaw's stroke, some flat, some long), and YCB scans when a folder is given;
 each rests in a random stable pose. Masses: density (600 kg/m³ by default, household
 objects) or the YCB catalogue. Objects that leave the table (dropped into the bin beside it)
-are taken out of the cell; the table is laid anew when it is empty, or when the picking
-has made no progress for a while (an operator clearing what cannot be picked).
+are taken out of the cell; the table is laid anew when it is empty, when the loop found
+nothing it could hold on it twice in a row, or when the picking has made no progress for a
+while (an operator clearing what cannot be picked).
 """
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ class SimCellSettings:
     depth_noise: bool = True
     gripper_mjcf: str | None = None   # Menagerie's robotiq_2f85/2f85.xml instead of the built-in jaw
     stall_reads: int = 6     # cycles with no object leaving before the table is laid anew
+    no_grasp_cycles: int = 2  # cycles in a row finding nothing holdable before it is laid anew
     safe_height_m: float = 0.32
 
     def __post_init__(self) -> None:
@@ -117,6 +119,7 @@ class SimCell:
         self.tables = 0
         self.slip_on_lift = False   # fault injection: the next lift loses the grip
         self._reads_since_progress = 0
+        self._no_grasp_run = 0
         self._n_on_table = 0
         down = np.array([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]])
         self.home_pose = np.eye(4)
@@ -176,6 +179,7 @@ class SimCell:
                                       pad_friction=self.settings.pad_friction)
         self.tables += 1
         self._reads_since_progress = 0
+        self._no_grasp_run = 0
         self._n_on_table = len(objects)
         self.arm.home()
         self.gripper_reset()
@@ -219,14 +223,27 @@ class SimCell:
             if w.data.xpos[w.object_body[k], 2] < -0.2:
                 self._park(k)
 
-    def start_cycle(self) -> None:
+    def start_cycle(self, *, no_grasp: bool | None = None) -> None:
         """Called by the loop as a cycle starts (the simulated operator's moment): lay a new
-        table when it is empty, or when no object has left it for ``stall_reads`` cycles."""
+        table when it is empty, when the last ``no_grasp_cycles`` cycles found nothing
+        holdable on it, or when no object has left it for ``stall_reads`` cycles (grasps
+        that keep failing).
+
+        no_grasp : how the loop's previous cycle ended: True when it saw objects but none it
+        could hold (nothing on the table can be picked: the operator clears it at once),
+        False when it chose a grasp, None when it cannot say (a camera fault, the first
+        cycle), which leaves the count of no-grasp cycles as it is.
+        """
         self.before_capture()
         left = self._n_on_table - len(self.world.on_table())
         self._n_on_table -= left
         self._reads_since_progress = 0 if left else self._reads_since_progress + 1
-        if self._n_on_table == 0 or self._reads_since_progress > self.settings.stall_reads:
+        if left or no_grasp is False:
+            self._no_grasp_run = 0
+        elif no_grasp:
+            self._no_grasp_run += 1
+        if (self._n_on_table == 0 or self._reads_since_progress > self.settings.stall_reads
+                or self._no_grasp_run >= self.settings.no_grasp_cycles):
             self.new_table()
 
     def _park(self, k: int) -> None:

@@ -290,3 +290,38 @@ def test_stage_budget_overruns_of_every_stage_reach_the_trials_note(tmp_path):
             assert f"budget overrun: {stage} " in r.note, (stage, r.note)
         assert r.stage_s["log"] > 0 and {"capture", "segment", "search"} <= set(r.stage_s)
     assert choice.stage_s["log"] == pending.stage_s["log"]
+
+
+def test_a_table_with_nothing_holdable_is_laid_anew_after_two_no_grasp_cycles(tmp_path):
+    import dataclasses
+
+    with small_cell(2, tmp_path) as c:
+        sim = c.devices.truth
+        # cans wider than the 85 mm stroke only: nothing on any table can be held
+        sim.settings = dataclasses.replace(sim.settings, builtin=(), objects_per_table=(1, 1),
+                                           random_primitives=("wide_can",))
+        sim.new_table()
+        tables = sim.tables
+        recs = [c.pick_record() for _ in range(2)]
+        assert sim.tables == tables, "no new table while the no-grasp cycles count"
+        assert all(r.outcome == "no_grasp" and "no grasp scores" in r.error for r in recs), recs
+        c.pick_record()
+        assert sim.tables == tables + 1, "the third cycle starts on a new table"
+
+
+def test_grasps_that_keep_failing_wait_for_the_stall_rule_before_a_new_table(tmp_path):
+    with small_cell(2, tmp_path) as c:
+        sim = c.devices.truth
+        tables = sim.tables
+        for _ in range(sim.settings.stall_reads):   # a grasp chosen each cycle, nothing leaves
+            sim.start_cycle(no_grasp=False)
+        assert sim.tables == tables
+        sim.new_table()
+        tables = sim.tables
+        for ended in (True, False, True):           # not in a row: the table stays
+            sim.start_cycle(no_grasp=ended)
+        assert sim.tables == tables
+        sim.start_cycle(no_grasp=None)              # a camera fault says nothing either way
+        assert sim.tables == tables
+        sim.start_cycle(no_grasp=True)              # two no-grasp cycles in a row
+        assert sim.tables == tables + 1
