@@ -3,7 +3,8 @@
 It ray-casts the cell's current world with drivers.camera.SimCamera (D400-like depth noise on
 by default). A new table (a new world) is picked up on the next read. Faults, as a real camera
 shows them: a dropped frame (CameraTimeout), a late frame (delivered after a pause), a frame
-with no depth (all zeros), a disconnect (CameraDisconnected).
+with no depth (all zeros), a disconnect (CameraDisconnected), or any CameraError given as
+such (e.g. a recording's missing metadata), raised by the read it comes to.
 """
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import time
 
 import numpy as np
 
-from drivers.camera import (Camera, CameraDisconnected, CameraTimeout, DepthNoise, Intrinsics,
-                            RGBDFrame, SimCamera)
+from drivers.camera import (Camera, CameraDisconnected, CameraError, CameraTimeout, DepthNoise,
+                            Intrinsics, RGBDFrame, SimCamera)
 
 
 HAND_INSTANCE = 1000  # instance id of the gripper's pixels (not an object; 0 is the table)
@@ -31,7 +32,8 @@ class SimCellCamera(Camera):
         self._rng = np.random.default_rng(seed)
         self._cam: SimCamera | None = None
         self._world = None
-        self.faults: list[str] = []   # "drop", "late", "no_depth", "disconnect"
+        # "drop", "late", "no_depth", "disconnect", or a CameraError to raise
+        self.faults: list[str | CameraError] = []
         # the pose the frames report, where it differs from where the camera really is (a
         # cell whose hand-eye calibration is off); None: the true pose
         self.reported_T_base_camera: np.ndarray | None = None
@@ -52,6 +54,8 @@ class SimCellCamera(Camera):
 
     def _read(self, timeout_s: float | None) -> RGBDFrame:
         fault = self.faults.pop(0) if self.faults else None
+        if isinstance(fault, CameraError):
+            raise fault
         if fault == "disconnect":
             self.faults.insert(0, "disconnect")  # stays gone until cleared
             raise CameraDisconnected("the simulated camera is disconnected (injected)")
