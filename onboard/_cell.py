@@ -11,7 +11,7 @@ from drivers.arm import MoveResult
 from drivers.gripper import GraspResult
 
 from ._cellfile import CellConfig, config_hash, load_cell_file, sim_cell_file
-from ._devices import CellDevices, open_cell
+from ._devices import CellDevices, CellSetupError, open_cell
 from ._loop import PickingLoop
 from ._service import GripReply, TrialSummary
 from ._trials import TrialLog, TrialRecord
@@ -161,6 +161,10 @@ def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = Fals
             import msgspec
 
             config = msgspec.structs.replace(config, log_dir=log_dir)
+        try:
+            return PickingCell(config, digest, mode=mode)
+        except CellSetupError as exc:  # name the cell file whose device failed
+            raise CellSetupError(f"{config_path}: {exc}") from exc
     elif sim:
         config = sim_cell_file(seed=seed or 0, log_dir=log_dir or "out/trials", ycb_dir=ycb_dir)
         digest = config_hash(config)

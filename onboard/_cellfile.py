@@ -196,17 +196,51 @@ def parse_cell_file(text: bytes | str, source: str = "<cell file>") -> CellConfi
 
 def _explain(message: str, raw: dict, source: str) -> str:
     """msgspec's message rewritten as "FILE: key a.b: message (value: ...)"."""
-    m = re.search(r" - at `\$(.*)`$", message)
-    where = m.group(1) if m else ""
+    m = re.search(r" - at (`key` in )?`\$(.*)`$", message)
+    where = m.group(2) if m else ""
     text = message[:m.start()] if m else message
     key = where.lstrip(".").replace("`", "")
     field = re.search(r"unknown field `([^`]+)`", text)
     if field:
         full = f"{key}.{field.group(1)}" if key else field.group(1)
         return f"{source}: unknown key {full!r} (a typo? see the README's cell file section)"
-    value = _lookup(raw, key)
+    if m and m.group(1):  # a mapping's key of the wrong type (YAML read `1:` as a number)
+        bad = [k for k in _mapping_at(raw, key) if not isinstance(k, str)]
+        name = f"{key}.{bad[0]}" if bad else key
+        return f"{source}: key {name!r}: the names in {key} must be text: {text}"
+    if key.endswith("[...]"):
+        # msgspec names a mapping's bad value only as "[...]": find the entry itself
+        key, value = _bad_entry(raw, key[:-len("[...]")])
+    else:
+        value = _lookup(raw, key)
     shown = "" if value is _MISSING else f" (value: {value!r})"
     return f"{source}: key {key or '(top level)'!r}: {text}{shown}"
+
+
+def _mapping_at(raw: Any, key: str) -> dict:
+    """The mapping at a key path of the parsed YAML, or {}."""
+    d = _lookup(raw, key)
+    return d if isinstance(d, dict) else {}
+
+
+def _bad_entry(raw: Any, key: str) -> tuple[str, Any]:
+    """(key path, value) of the first entry of the mapping at ``key`` that its schema type
+    refuses (budgets_s.capture, 'fast'); (key, the whole mapping) when none is found."""
+    import typing
+
+    tp: Any = CellConfig
+    for part in key.split("."):
+        hints = typing.get_type_hints(tp) if isinstance(tp, type) else {}
+        if part not in hints:
+            return key, _lookup(raw, key)
+        tp = hints[part]
+    args = typing.get_args(tp)
+    for name, value in _mapping_at(raw, key).items():
+        try:
+            msgspec.convert(value, args[1] if len(args) == 2 else Any, strict=True)
+        except msgspec.ValidationError:
+            return f"{key}.{name}", value
+    return key, _lookup(raw, key)
 
 
 _MISSING = object()

@@ -42,6 +42,7 @@ def _check_trials(n: int) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     """The demo: the built-in simulated cell, a fresh log in --out, the report at the end."""
+    from ._devices import CellSetupError
     from .cli import CliError
 
     _check_trials(args.trials)
@@ -52,8 +53,12 @@ def run_demo(args: argparse.Namespace) -> int:
     from ._cell import open_picking_cell
 
     print(f"building the simulated cell (seed {args.seed}) ...", flush=True)
-    with open_picking_cell(sim=True, seed=args.seed, log_dir=str(log_dir),
-                           mode="validate" if args.validate else "best", ycb_dir=args.ycb) as cell:
+    try:
+        cell = open_picking_cell(sim=True, seed=args.seed, log_dir=str(log_dir),
+                                 mode="validate" if args.validate else "best", ycb_dir=args.ycb)
+    except CellSetupError as exc:
+        raise CliError(str(exc)) from exc
+    with cell:
         _trials(cell, args.trials)
     return _report(log_dir, out / "report")
 

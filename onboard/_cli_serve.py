@@ -43,9 +43,11 @@ def _make_service(args: argparse.Namespace):
         raise CliError("--seed applies to the simulated cell only (use it with --sim)")
     if args.config is not None and not os.path.isfile(args.config):
         raise CliError(f"cell file {args.config} does not exist")
+    from ._devices import CellSetupError
+
     try:
         return factory(args.config, sim=args.sim, seed=args.seed)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, CellSetupError) as exc:
         # a bad cell file or a device that cannot be opened: the loader's message says which
         raise CliError(str(exc)) from exc
 

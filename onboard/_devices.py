@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from drivers.arm import ArmController
-from drivers.camera import Camera, RealSenseCamera
+from drivers.camera import Camera, CameraError, RealSenseCamera
 from drivers.gripper import Gripper, GripperError, open_gripper
 from vision import Segmenter, make_segmenter
 
@@ -169,7 +169,13 @@ def _camera(config: CellConfig, sim) -> Camera:
             cam = RealSenseCamera(c.serial, width=c.width_px, height=c.height_px, fps=c.fps)
         else:
             cam = RealSenseCamera(recording=c.recording)
-    except (ValueError, RuntimeError, OSError) as exc:
+    except ImportError as exc:  # pyrealsense2 absent, or present without libusb-1.0
+        why = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
+        raise CellSetupError(f"camera ({c.kind}): pyrealsense2 cannot be loaded ({why}); "
+                             f"install it with pip install 'graspline[realsense]' (on "
+                             f"Debian/Ubuntu it also needs libusb-1.0-0: apt install "
+                             f"libusb-1.0-0)") from exc
+    except (CameraError, ValueError, RuntimeError, OSError) as exc:
         raise CellSetupError(f"camera ({c.kind}): {exc}") from exc
     try:
         return _calibrated(cam, config)

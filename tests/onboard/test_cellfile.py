@@ -71,3 +71,80 @@ def test_any_parsed_document_loads_or_raises_a_cell_file_error(doc):
         parse_cell_file(yaml.safe_dump(doc), "fuzz.yaml")
     except CellFileError as exc:
         assert str(exc).startswith("fuzz.yaml")
+
+
+@pytest.mark.parametrize("text, key, value", [
+    ("budgets_s: {capture: fast}\n", "budgets_s.capture", "'fast'"),
+    ("budgets_s: {search: 0.01, capture: fast}\n", "budgets_s.capture", "'fast'"),
+    ("scoring: {masses_kg: {drill: heavy}}\n", "scoring.masses_kg.drill", "'heavy'"),
+])
+def test_a_bad_value_in_a_mapping_names_its_own_key_and_value(text, key, value):
+    # msgspec says only "budgets_s[...]": the message must name the entry, not the mapping
+    with pytest.raises(CellFileError) as e:
+        parse_cell_file(text, "cellC.yaml")
+    msg = str(e.value)
+    assert msg.startswith(f"cellC.yaml: key '{key}': ") and msg.endswith(f"(value: {value})"), msg
+
+
+def test_a_mapping_key_that_is_not_text_is_named():
+    with pytest.raises(CellFileError, match=r"^c.yaml: key 'budgets_s.1': the names in budgets_s "
+                                            r"must be text"):
+        parse_cell_file("budgets_s: {1: 0.1}\n", "c.yaml")
+
+
+# a cell with no simulated device (nothing of MuJoCo is built): its camera fails first
+HARDWARE_CELL = ("gripper: {model: robotiq2f85, port: /dev/graspline-no-such-port}\n"
+                 "arm: {kind: none}\nlog_dir: log\n")
+
+
+def _cell_file(tmp_path, camera: str) -> str:
+    p = tmp_path / "cell.yaml"
+    p.write_text(f"camera: {camera}\n" + HARDWARE_CELL)
+    return str(p)
+
+
+def _setup_error(path: str) -> str:
+    from onboard import open_picking_cell
+    from onboard._devices import CellSetupError
+
+    with pytest.raises(CellSetupError) as e:
+        open_picking_cell(path)
+    return str(e.value)
+
+
+def test_a_camera_error_at_opening_is_a_set_up_error_naming_the_cell_file(tmp_path):
+    # RealSenseCamera raises CameraError (neither ValueError nor RuntimeError) for the file
+    path = _cell_file(tmp_path, "{kind: recording, recording: absent.db3}")
+    msg = _setup_error(path)
+    assert msg.startswith(f"{path}: camera (recording): ") and "absent.db3" in msg, msg
+    assert "does not exist" in msg
+
+
+def test_realsense_without_pyrealsense2_says_what_to_install(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyrealsense2", None)   # import pyrealsense2 fails
+    path = _cell_file(tmp_path, "{kind: realsense}")
+    msg = _setup_error(path)
+    assert msg.startswith(f"{path}: camera (realsense): pyrealsense2 cannot be loaded"), msg
+    assert "pip install 'graspline[realsense]'" in msg and "libusb-1.0-0" in msg
+
+
+@pytest.mark.parametrize("command", ["run", "serve"])
+@pytest.mark.parametrize("camera", ["{kind: recording, recording: absent.db3}",
+                                    "{kind: realsense}"])
+def test_the_cli_prints_a_set_up_error_as_one_line_and_exits_2(tmp_path, monkeypatch, capsys,
+                                                               command, camera):
+    import sys
+
+    from onboard.cli import main
+
+    monkeypatch.setitem(sys.modules, "pyrealsense2", None)
+    path = _cell_file(tmp_path, camera)
+    if command == "run":   # run refuses arm.kind none before any device: give it an arm
+        text = open(path).read()
+        open(path, "w").write(text.replace("arm: {kind: none}", "arm: {kind: sim}"))
+    assert main([command, "--config", path]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"graspline {command}: error: {path}: camera ("), err
