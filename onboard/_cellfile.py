@@ -17,6 +17,7 @@ import msgspec
 from scoring import MEASURES
 
 CELL_FILE_VERSION = 1
+DEFAULT_PORT = 50600   # the endpoint's TCP port when neither --port nor the cell file names one
 STAGES = ("capture", "segment", "silhouette", "search", "choose", "approach", "grip",
           "after_image", "lift", "place", "log")
 
@@ -118,7 +119,7 @@ class ServerConfig(_Strict):
     """The robot-controller endpoint: address to bind (loopback unless set) and port."""
 
     host: str = "127.0.0.1"
-    port: int = 5050
+    port: int = DEFAULT_PORT
 
 
 class SimConfig(_Strict):
@@ -328,7 +329,7 @@ def resolve_paths(config: CellConfig, base: Path) -> CellConfig:
 
 
 def sim_cell_file(*, seed: int = 0, log_dir: str = "out/trials", ycb_dir: str | None = None,
-                  pad_friction: float = 1.0, port: int = 5050) -> CellConfig:
+                  pad_friction: float = 1.0, port: int = DEFAULT_PORT) -> CellConfig:
     """The built-in cell file of the simulated cell (``graspline demo`` / ``serve --sim``)."""
     return CellConfig(name="simulated cell", log_dir=log_dir, server=ServerConfig(port=port),
                       sim=SimConfig(seed=seed, ycb_dir=ycb_dir, pad_friction=pad_friction),

@@ -6,9 +6,8 @@ import logging
 import os
 import sys
 
+from ._cellfile import DEFAULT_PORT
 from .cli import CliError
-
-DEFAULT_PORT = 50600
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

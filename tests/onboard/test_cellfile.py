@@ -148,3 +148,23 @@ def test_the_cli_prints_a_set_up_error_as_one_line_and_exits_2(tmp_path, monkeyp
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1, err
     assert err.startswith(f"graspline {command}: error: {path}: camera ("), err
+
+
+def test_the_endpoints_default_port_is_50600_in_the_cell_file_the_sim_cell_and_serve(capsys):
+    import argparse
+    from types import SimpleNamespace
+
+    from onboard import sim_cell_file
+    from onboard._cli_serve import DEFAULT_PORT, _address
+    from onboard.cli import main
+
+    assert DEFAULT_PORT == 50600
+    assert parse_cell_file("", "c.yaml").server.port == 50600
+    server = sim_cell_file().server
+    assert server.port == 50600
+    # what `serve --sim` binds with no --port: the simulated cell's address
+    cell = SimpleNamespace(endpoint_address=(server.host, server.port))
+    assert _address(argparse.Namespace(host=None, port=None), cell) == ("127.0.0.1", 50600)
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "else 50600" in capsys.readouterr().out
