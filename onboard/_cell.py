@@ -174,9 +174,10 @@ def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = Fals
 
 
 def make_picking_service(config_path: str | Path | None = None, *, sim: bool = False,
-                         seed: int | None = None) -> PickingCell:
+                         seed: int | None = None, log_dir: str | None = None) -> PickingCell:
     """The endpoint's factory (``graspline serve``): the cell the arguments name, its kernels
-    compiled before it is served."""
-    cell = open_picking_cell(config_path, sim=sim, seed=seed)
+    compiled before it is served. log_dir : the trial log's folder instead of the cell
+    file's log_dir (or, for the simulated cell, out/trials)."""
+    cell = open_picking_cell(config_path, sim=sim, seed=seed, log_dir=log_dir)
     cell.warm_up()
     return cell

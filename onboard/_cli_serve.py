@@ -26,6 +26,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, help=f"TCP port (default: the cell file's, else "
                                             f"{DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--seed", type=int, help="--sim: seed of the simulated scene")
+    p.add_argument("--log-dir", metavar="DIR",
+                   help="folder of the trial log (default: the cell file's log_dir; with --sim, "
+                        "out/trials under the working directory)")
     p.add_argument("-v", "--verbose", action="store_true", help="log every request")
     p.set_defaults(func=run)
 
@@ -45,7 +48,7 @@ def _make_service(args: argparse.Namespace):
     from ._devices import CellSetupError
 
     try:
-        return factory(args.config, sim=args.sim, seed=args.seed)
+        return factory(args.config, sim=args.sim, seed=args.seed, log_dir=args.log_dir)
     except (OSError, ValueError, CellSetupError) as exc:
         # a bad cell file or a device that cannot be opened: the loader's message says which
         raise CliError(str(exc)) from exc

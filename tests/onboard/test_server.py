@@ -885,7 +885,7 @@ class ClosingCell(TableCell):
     def close(self):
         print("cell closed", flush=True)
 
-onboard.make_picking_service = lambda config, *, sim, seed: ClosingCell()
+onboard.make_picking_service = lambda config, *, sim, seed, log_dir: ClosingCell()
 from onboard.cli import main
 sys.exit(main(["serve", *[a for a in sys.argv[1:] if a != "--cell-address"]]))
 """
@@ -977,3 +977,25 @@ def test_serve_sim_listens_answers_status_and_stops_on_sigterm():
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+def test_serve_log_dir_goes_to_the_cells_factory(tmp_path, monkeypatch, capsys):
+    from onboard.cli import main
+
+    seen = {}
+
+    def factory(config, *, sim, seed, log_dir):
+        seen.update(config=config, sim=sim, log_dir=log_dir)
+        raise ValueError("no cell in this test")
+
+    monkeypatch.setattr(onboard, "make_picking_service", factory)
+    assert main(["serve", "--sim", "--log-dir", str(tmp_path / "trials")]) == 2
+    assert seen == {"config": None, "sim": True, "log_dir": str(tmp_path / "trials")}
+    assert capsys.readouterr().err == "graspline serve: error: no cell in this test\n"
+
+
+def test_the_served_simulated_cell_logs_its_trials_in_log_dir(tmp_path):
+    pytest.importorskip("mujoco")
+    with onboard.make_picking_service(sim=True, seed=1, log_dir=str(tmp_path / "t")) as cell:
+        assert cell.config.log_dir == str(tmp_path / "t")
+        assert (tmp_path / "t" / "trials.sqlite").is_file()
