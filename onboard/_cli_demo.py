@@ -64,14 +64,20 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def run_cell(args: argparse.Namespace) -> int:
-    """Trials on the cell of a cell file."""
+    """Trials on the cell of a cell file (whose arm graspline commands)."""
     from ._cell import open_picking_cell
-    from ._cellfile import CellFileError
+    from ._cellfile import CellFileError, load_cell_file
     from ._devices import CellSetupError
     from .cli import CliError
 
     _check_trials(args.trials)
     try:
+        config, _ = load_cell_file(args.config)
+        if config.arm.kind == "none":
+            # before any device is opened: with kind none the controller moves the arm
+            raise CliError(f"{args.config}: arm.kind is none, so picking is driven by the robot "
+                           f"controller over `graspline serve`; `run` needs an arm graspline "
+                           f"commands (arm.kind: sim, or a real ArmController)")
         cell = open_picking_cell(args.config, mode="validate" if args.validate else "best")
     except (CellFileError, CellSetupError) as exc:
         raise CliError(str(exc)) from exc

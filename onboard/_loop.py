@@ -41,6 +41,8 @@ log = logging.getLogger("graspline.loop")
 LEVELS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0 + 1e-9])  # the five score levels (Tan Fig. 8)
 HAND_INSTANCE = 1000  # instance id of the gripper's own pixels in simulated frames
 VALIDATE_CANDIDATES = 4000  # random candidates scored per object when drawing across levels
+NO_ARM = ("this cell has no arm of graspline's (arm.kind: none): the robot controller moves the "
+          "arm; use best_grasp, grip and release")
 
 
 @dataclass
@@ -364,8 +366,7 @@ class PickingLoop:
         assert isinstance(c, GraspChoice)
         arm, grip, cfg = self.arm, self.gripper, self.config
         if arm is None:
-            raise RuntimeError("this cell has no arm of graspline's (arm.kind: none): the robot "
-                               "controller moves the arm; use best_grasp, grip and release")
+            raise RuntimeError(NO_ARM)
         k_truth = _truth_index(plan) if self.truth is not None else None
         T_before = self.truth.world.T_world_object(k_truth) if k_truth is not None else None
         try:
@@ -487,6 +488,8 @@ class PickingLoop:
         """One whole cycle with graspline's own arm: plan, execute, judge, log; the record."""
         if self.fault:
             raise RuntimeError(f"the cell is faulted ({self.fault}); clear the fault first")
+        if self.arm is None:
+            raise RuntimeError(NO_ARM)
         clock = StageClock(self.config.budgets_s)
         plan = self.plan(object_label, clock=clock)
         if isinstance(plan.choice, NoGrasp):

@@ -150,6 +150,19 @@ def test_the_cli_prints_a_set_up_error_as_one_line_and_exits_2(tmp_path, monkeyp
     assert err.startswith(f"graspline {command}: error: {path}: camera ("), err
 
 
+def test_run_refuses_a_cell_whose_arm_the_controller_moves(tmp_path, capsys):
+    from onboard.cli import main
+
+    p = tmp_path / "cell.yaml"
+    p.write_text("arm: {kind: none}\nlog_dir: log\ncamera: {width_px: 320, height_px: 240}\n")
+    assert main(["run", "--config", str(p)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"graspline run: error: {p}: arm.kind is none, so picking is driven by "
+                          f"the robot controller over `graspline serve`; `run` needs an arm"), err
+    assert not (tmp_path / "log").exists(), "refused before any device or the log was opened"
+
+
 def test_the_endpoints_default_port_is_50600_in_the_cell_file_the_sim_cell_and_serve(capsys):
     import argparse
     from types import SimpleNamespace
