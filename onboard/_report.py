@@ -234,7 +234,8 @@ def _plot_roc(groups: list[GroupStats], path: Path) -> None:
     """ROC curve of score against success, AUC in the legend."""
     fig = _figure(4.6, 4.4)
     ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
+    # labelled: the legend's one entry when no group has a curve (every trial held, say)
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="chance")
     for g in groups:
         if g.auc is not None:
             # straight segments: a run of tied scores enters at once (a diagonal), as in the AUC
