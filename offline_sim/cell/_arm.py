@@ -78,8 +78,12 @@ class SimArm(ArmController):
         T0 = self.T_base_tcp
         if cell.slip_on_lift and T_goal[2, 3] > T0[2, 3] + 0.01:
             # injected fault: the grip weakens as the lift starts (a worn pad, a pressure drop)
+            # to a tenth of the lightest object's weight, which no pad friction below 5 holds
+            # (a fixed 1 N still held objects under about 200 g: the slip depended on the object)
             cell.slip_on_lift = False
-            w.model.actuator_forcerange[w.close_actuator] = (-1.0, 1.0)
+            lightest_n = 9.81 * min(o.mass_kg for o in w.objects)
+            limit = min(1.0, 0.1 * lightest_n)
+            w.model.actuator_forcerange[w.close_actuator] = (-limit, limit)
         dist = float(np.linalg.norm(T_goal[:3, 3] - T0[:3, 3]))
         angle = rotation_angle(T0[:3, :3].T @ T_goal[:3, :3])
         # rotate at most 1 rad/s while translating at speed_mps; the smooth profile's peak
