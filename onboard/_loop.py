@@ -668,7 +668,7 @@ def _images(plan: Plan, ex: Execution | None, projection: GripperProjection) -> 
 def _features(scores, j: int) -> dict[str, float]:
     """The raw features and feature scores of candidate j, by name."""
     names = ("d_t", "r_r", "s_a", "s_f", "score_d_t", "score_r_r", "score_s_a", "score_s_f",
-             "tan_score", "contact_height_m", "contact_tilt_rad", "lever_m", "torque_ratio", "score_contact",
+             "tan_score", "contact_height_m", "contact_tilt_rad", "section_m", "lever_m", "torque_ratio", "score_contact",
              "score_torque", "score_tilt", "body_collision")
     out = {n: float(getattr(scores, n)[j]) for n in names}
     out["r_r_rad"], out["s_a_rad"], out["s_f_px"] = out.pop("r_r"), out.pop("s_a"), out.pop("s_f")
@@ -685,7 +685,8 @@ def _limit_text(scores, j: int) -> str:
     terms = {"the finger bodies (they land on something)": 0.0 if scores.body_collision[j] else 1.0,
              "the pads' contact height": scores.score_contact[j],
              "the torque about the grasp axis": scores.score_torque[j],
-             "the contact tilt": scores.score_tilt[j]}
+             "the contact tilt (or a pinch above a section wider than the stroke)":
+                 scores.score_tilt[j]}
     terms = {k: float(v) for k, v in terms.items() if math.isfinite(v)}
     if not terms or min(terms.values()) >= 0.999:
         return ""

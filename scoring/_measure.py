@@ -171,7 +171,7 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
                   **{name: np.full(n_cand, np.nan, np.float32) for name in DEPTH_FIELDS})
 
 
-DEPTH_FIELDS = ("contact_height_m", "contact_tilt_rad", "lever_m", "torque_ratio", "score_contact",
+DEPTH_FIELDS = ("contact_height_m", "contact_tilt_rad", "section_m", "lever_m", "torque_ratio", "score_contact",
                 "score_torque", "score_tilt")
 MEASURES = ("graspline", "tan2024", "tan2021")  # tan2021: the paper's year, the same measure
 

@@ -13,7 +13,9 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
   axis), the contact normals lean out of the horizontal by the angle the undercut gives;
-  1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside.
+  1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside. And 0 where
+  the section under such a contact (the whole footprint along the closing line) is wider than
+  the stroke: the pads can never reach around it, so the grasp is a wedge pinch on its top.
 - torque : 1 - τ_g / τ_max, with τ_g = M g d the gravity torque about the grasp axis (d the
   lever of the mass centre, in the image plane) and τ_max = 2 · (2/3) μ F a the torsional
   friction of two pads pressing with F over discs of radius a (uniform pressure).
@@ -68,6 +70,9 @@ class DepthParams:
     body_margin_m: float = 0.002      # free space wanted beyond the finger's back
     tilt_margin_full_rad: float = math.radians(20.0)  # lean this far inside atan(μ) scores 1
     tilt_margin_zero_rad: float = math.radians(5.0)   # ... this far inside scores 0
+    # a contact with more footprint than this beyond it (each side) sits above its section's
+    # widest point; below it, depth noise on a vertical wall
+    above_widest_m: float = 0.002
     density_kg_m3: float = 500.0      # mass of an unknown object: its seen volume times this
 
     def __post_init__(self) -> None:
@@ -75,6 +80,7 @@ class DepthParams:
                      "density_kg_m3"):
             check_positive(getattr(self, name), name, "DepthParams")
         check_positive(self.body_margin_m, "body_margin_m", "DepthParams", allow_zero=True)
+        check_positive(self.above_widest_m, "above_widest_m", "DepthParams", allow_zero=True)
         check_positive(self.tilt_margin_zero_rad, "tilt_margin_zero_rad", "DepthParams",
                        allow_zero=True)
         if not self.tilt_margin_zero_rad < self.tilt_margin_full_rad:
@@ -121,7 +127,9 @@ class PhysicalTerms:
 
     body_collision : bool, a finger body lands on something. contact_height_m : the lower of
     the two sides' heights that the pads meet, metres. contact_tilt_rad : how far the
-    contact normals lean out of the horizontal (from the undercut; see _contact_tilt). lever_m : the mass centre's distance
+    contact normals lean out of the horizontal (from the undercut; see _contact_tilt).
+    section_m : the target's whole extent along the closing line through the contacts
+    (their distance plus the footprint beyond each), metres. lever_m : the mass centre's distance
     from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque,
     score_tilt : the factors in [0, 1]; factor : their product, 0 on a body collision.
     """
@@ -129,6 +137,7 @@ class PhysicalTerms:
     body_collision: np.ndarray
     contact_height_m: np.ndarray
     contact_tilt_rad: np.ndarray
+    section_m: np.ndarray
     lever_m: np.ndarray
     torque_ratio: np.ndarray
     score_contact: np.ndarray
@@ -147,7 +156,7 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     n = len(x)
     body = np.zeros(n, np.bool_)
     h = np.full(n, np.nan)
-    undercut_px = np.full(n, np.nan)
+    undercut_px = np.full((n, 2), np.nan)  # beyond the left and the right contact
     lever_px = np.full(n, np.nan)
     centre = np.full(2, np.nan) if view.centre_of_mass_px is None \
         else np.asarray(view.centre_of_mass_px, np.float64)
@@ -163,8 +172,13 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                  centre, body, h, undercut_px, lever_px)
     h = np.minimum(h, jaw.pad_length_m)
     s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
-    tilt = _contact_tilt(np.asarray(width_px, np.float64), undercut_px)
-    s_tilt = _tilt_score(tilt, jaw.friction, params)
+    width = np.asarray(width_px, np.float64)
+    tilt = _contact_tilt(width, undercut_px.max(axis=1))
+    section = (width + undercut_px.sum(axis=1)) * m
+    # a pinch above the widest point of a section wider than the stroke: the jaw cannot reach
+    # around it, whatever the friction (lying cans wider than the jaw, pinched on their top)
+    wedge = (section > jaw.stroke_m) & (undercut_px.max(axis=1) * m > params.above_widest_m)
+    s_tilt = np.where(wedge, 0.0, _tilt_score(tilt, jaw.friction, params))
     lever = lever_px * m
     tau_max = 2.0 * (2.0 / 3.0) * jaw.friction * jaw.force_n * params.torsion_radius_m
     ratio = (view.mass_kg * G * lever / tau_max) if math.isfinite(view.mass_kg) \
@@ -174,8 +188,8 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     s_t = np.where(np.isfinite(s_t), s_t, 1.0)  # no mass centre known: no torque term
     factor = np.where(body, 0.0, s_c * s_t * s_tilt)
     f32 = lambda a: np.asarray(a, np.float32)  # noqa: E731
-    return PhysicalTerms(body, f32(h), f32(tilt), f32(lever), f32(ratio), f32(s_c), f32(s_t),
-                         f32(s_tilt), f32(factor))
+    return PhysicalTerms(body, f32(h), f32(tilt), f32(section), f32(lever), f32(ratio), f32(s_c),
+                         f32(s_t), f32(s_tilt), f32(factor))
 
 
 def _contact_tilt(width_px: np.ndarray, undercut_px: np.ndarray) -> np.ndarray:
@@ -239,7 +253,7 @@ def depth_kernel(image, height, footprint, xs, ys, ts, left, right, half_r, offs
                  probe_px, centre, out_body, out_h, out_undercut, out_lever):
     """Per candidate: finger bodies over anything in image (the band from each open finger's
     line end outwards by body_px, sampled every BODY_STEP_PX); where both contacts are
-    known, the lower side height the pads meet and the larger undercut of the two sides;
+    known, the lower side height the pads meet and the undercut beyond each side;
     and the mass centre's distance from the grasp axis (pixels)."""
     # the band is sampled every BODY_STEP_PX across and along (and at its edges): a thing
     # thinner than that under a finger is not one the arm would stop on
@@ -264,8 +278,8 @@ def depth_kernel(image, height, footprint, xs, ys, ts, left, right, half_r, offs
             hl = _side_height(height, left[k, 0], left[k, 1], c, s, probe_px)
             hr = _side_height(height, right[k, 0], right[k, 1], -c, -s, probe_px)
             out_h[k] = min(hl, hr) if (hl == hl and hr == hr) else np.nan
-            out_undercut[k] = max(_undercut(footprint, left[k, 0], left[k, 1], -c, -s, half_r),
-                                  _undercut(footprint, right[k, 0], right[k, 1], c, s, half_r))
+            out_undercut[k, 0] = _undercut(footprint, left[k, 0], left[k, 1], -c, -s, half_r)
+            out_undercut[k, 1] = _undercut(footprint, right[k, 0], right[k, 1], c, s, half_r)
         if centre[0] == centre[0]:
             out_lever[k] = abs(c * (centre[1] - ys[k]) - s * (centre[0] - xs[k]))
 

@@ -218,3 +218,29 @@ def test_a_lying_can_pinched_above_its_axis_leans_its_contacts_by_the_undercut(r
     lean = math.asin((radius - sil.insertion_depth_m) / radius)
     assert math.degrees(sc.contact_tilt_rad[0]) == pytest.approx(math.degrees(lean), abs=7)
     assert bool(sc.score_tilt[0] < 0.5) is tilted
+    # the section under the contacts is the can's whole diameter, seen from above
+    assert sc.section_m[0] == pytest.approx(2 * radius, abs=0.006)
+
+
+def test_a_lying_can_wider_than_the_stroke_gets_no_grasp_on_its_top():
+    """A lying can 100 mm across, 120 mm long: the chord 20 mm under its top is 80 mm, so
+    Tan's measure scores pinches across it highly, but the pads meet it above a section wider
+    than the 85 mm stroke and cannot reach around it (a wedge pinch): every such grasp scores
+    0, and the best grasp left is below the loop's 0.2, so the cell says no grasp."""
+    from scoring import JawLimits, score_candidates
+
+    can = lying_cylinder(0.0, 0.0, 0.05, 0.12, yaw=0.2)
+    frame = render(Scene([can]), DOWN, noise=True, seed=7)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=0.02, support=seg.last_plane)
+    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
+    tan = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, measure="tan2024")
+    assert tan.scores.score[0] > 0.6
+    jaw = JawLimits(stroke_m=0.085, friction=1.0)
+    sc = score_candidates(sil.image, tan.x, tan.y, tan.theta, proj, target=sil.target, jaw=jaw,
+                          depth=sil.depth_view())
+    assert sc.section_m[0] > 0.085 and sc.score_tilt[0] == 0.0 and sc.score[0] == 0.0
+    best = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, jaw=jaw,
+                         depth=sil.depth_view())
+    assert len(best) == 0 or best.scores.score[0] < 0.2
