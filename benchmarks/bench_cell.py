@@ -108,11 +108,7 @@ def _thin_fingers(cell, finger_thickness_m: float) -> None:
     import dataclasses
 
     sim = cell.devices.truth
-    sim.settings = dataclasses.replace(sim.settings, finger_thickness_m=finger_thickness_m)
-    from offline_sim.cell._cell import _hand
-
-    sim.hand = _hand(sim.settings)
-    sim.new_table()
+    sim.use_settings(dataclasses.replace(sim.settings, finger_thickness_m=finger_thickness_m))
 
 
 def kind_of(label: str) -> str:
@@ -254,6 +250,34 @@ def no_grasp_reasons(recs) -> None:
         print(f"  no grasp, {k}: {v} cycles")
 
 
+def failure_pictures(recs, path: Path, min_score: float = 0.6, most: int = 12) -> int:
+    """A PNG of the failed trials that scored at least min_score: each one's chosen grasp over
+    its silhouette beside the camera's colour image, captioned with the object, the score and
+    why it failed. Returns how many it shows."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bad = [r for r in recs if r.success is False and r.score is not None and r.score >= min_score
+           and "overlay" in r.images and "before_color" in r.images]
+    bad = sorted(bad, key=lambda r: -r.score)[:most]
+    if not bad:
+        return 0
+    fig, axes = plt.subplots(len(bad), 2, figsize=(7, 3.2 * len(bad)), squeeze=False)
+    for (a_img, a_col), r in zip(axes, bad):
+        a_img.imshow(plt.imread(r.images["overlay"]))
+        a_col.imshow(plt.imread(r.images["before_color"]))
+        why = (r.error or "closed, then not held after the lift")[:70]
+        a_img.set_title(f"#{r.trial_id} {r.object_label}, score {r.score:.2f}", fontsize=8)
+        a_col.set_title(why, fontsize=7)
+        for ax in (a_img, a_col):
+            ax.set_axis_off()
+    fig.tight_layout()
+    fig.savefig(path, dpi=70)
+    plt.close(fig)
+    return len(bad)
+
+
 def dump(recs, path: Path) -> None:
     """One JSON line per trial: label, outcome, success, score and features, error, notes."""
     import json
@@ -322,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
                           finger_thickness_m=args.finger_thickness, **kw)
         dump(recs, out / "validate.jsonl")
         print(f"## validate mode: {args.trials} trials\n")
+        shown = failure_pictures(recs, out / "failures_validate.png")
+        print(f"({shown} failures at score >= 0.6 drawn in {out / 'failures_validate.png'})\n")
         level_table(recs)
         group_table(recs)
         ablation_table(recs)

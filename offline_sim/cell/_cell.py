@@ -166,6 +166,14 @@ class SimCell:
         obj = replace(obj, name=f"ycb_{path.parent.name}")
         return replace(obj, mass_kg=mass) if mass else obj
 
+    def use_settings(self, settings: SimCellSettings) -> None:
+        """Rebuild the cell's jaw and objects from new settings (an experiment: thinner
+        fingers, other objects), then lay a new table; the clock and the seed go on."""
+        self.settings = settings
+        self.hand = _hand(settings)
+        self._catalogue = self._load_catalogue()
+        self.new_table()
+
     def new_table(self) -> None:
         """Lay a fresh table: random objects in random stable poses, hand at home, settled."""
         lo, hi = self.settings.objects_per_table
