@@ -48,7 +48,7 @@ from ._measures import HoldDiagnostics, HoldSampler
 from ._sim_settings import SimSettings
 
 CLOSINGS = ("python", "native")
-CLOSE_CHUNK_STEPS = 20   # closing rollout length (60 ms at 3 ms): stall is read at every step
+CLOSE_CHUNK_STEPS = 10   # closing rollout length (30 ms at 3 ms): stall and slip are read at every step
 MIN_CLOSE_S = 0.05       # the Python path's: the first steps of a drive have no torque yet
 # A motor curve starts at full torque (v = 0) and falls as the finger speeds up to v0 (a time
 # constant of I v0/τm, 7 ms on the BH8 proximal); a clutch slips on load, not on that start,
