@@ -59,6 +59,19 @@ def compare(src: ObjectSource, hand: str, n: int, samples: int) -> dict | None:
             "nominal": r[:, 6].mean(), "decision": r[:, 7].mean(), "t_py": t_py, "t_nat": t_nat}
 
 
+def hand_row(hand: str, rows: list[dict]) -> str:
+    """The table row of one hand over all its objects: figures weighted by candidates."""
+    n = np.array([r["n"] for r in rows], np.float64)
+
+    def mean(key: str) -> float:
+        return float(np.sum(n * [r[key] for r in rows]) / n.sum())
+
+    return (f"| **{hand}, all** | | {int(n.sum())} | {mean('B_py'):.2f} / {mean('B_nat'):.2f} "
+            f"| {mean('dA'):.4f} | **{mean('dB'):.3f}** | {max(r['maxB'] for r in rows):.2f} "
+            f"| **{mean('dC'):.3f}** | {mean('nominal'):.0%} | **{mean('decision'):.0%}** "
+            f"| {sum(r['t_py'] for r in rows):.1f} / {sum(r['t_nat'] for r in rows):.1f} s |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--candidates", type=int, default=20)
@@ -76,14 +89,18 @@ def main() -> None:
           "| mean abs dC | nominal equal | decision equal | time python / native |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for hand in args.hands.split(","):
+        per_hand = []
         for name in args.objects.split(","):
             r = compare(source(name, args.cache), hand, args.candidates, args.samples)
             if r is None:
                 print(f"| {hand} | {name} | 0 | | | | | | | | |")
                 continue
+            per_hand.append(r)
             print(f"| {hand} | {name} | {r['n']} | {r['B_py']:.2f} / {r['B_nat']:.2f} | {r['dA']:.4f} "
                   f"| {r['dB']:.3f} | {r['maxB']:.2f} | {r['dC']:.3f} | {r['nominal']:.0%} "
                   f"| {r['decision']:.0%} | {r['t_py']:.1f} / {r['t_nat']:.1f} s |", flush=True)
+        if per_hand:
+            print(hand_row(hand, per_hand), flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

@@ -5,28 +5,35 @@ every control period. Here each closing actuator is instead the motor curve of K
 itself: an affine actuator with gain τm on ctrl = 1 and bias -τm/v0 on its own velocity
 (joint, or tendon length for the tendon hand), so that τ = τm (1 - v/v0): full torque at
 stall, none at the free speed v0. It has no force range (see native_closing_spec): the force
-exceeds τm only while the finger is back-driven, which Kim's non-back-drivable fingers allow. A drive that moves several
-actuators gets one motor curve per actuator, each at v0 times its ratio (gear sign = closing
-direction). The lift, hold and shake are the carrier servos' targets, precomputed per step
-from LiftSchedule exactly as the Python path sets them once per control period. A trial then
+exceeds τm only while the finger is back-driven, which Kim's non-back-drivable fingers allow.
+A drive that moves several actuators gets one motor curve per actuator, each at v0 times its
+ratio (the gain's sign is the closing direction). The lift, hold and shake are the carrier
+servos' targets, precomputed per step from LiftSchedule exactly as the Python path sets them
+once per control period. A trial then
 needs no Python per control step: a batch of trials is one ``mujoco.rollout`` call per closing
 chunk and one for the whole lift.
 
 Where it departs from the Python law (validated against it in tests/offline_sim/test_native.py
 and the README's table):
 
-- BH8 breakaway clutch: a feedback switch cannot run open loop, so the proximal motor's curve
-  is capped at the breakaway torque (gain τ_breakaway instead of τm) and the distal joint has
-  its own curve at v0 x ratio and its own τm. In free motion the two move at the drive's ratio
-  as the coupled drive does; once the proximal link is blocked it presses with the breakaway
-  torque and the distal link goes on curling alone, as after the Python clutch slips. Two
-  differences: before breakaway the links are not geared together (a distal link blocked first
-  does not stop the proximal one), and a slipped proximal link is held by its motor curve
-  (up to its τm when back-driven) rather than by a servo locked at its target.
-- Closing ends when every closing actuator's force (an actuatorfrc sensor, read at every step
-  of the rollout) is at stall_torque_fraction of its curve's gain, after 0.05 s as in the
-  Python path; the trial then continues from the state of that step. The closing runs in
-  chunks of CLOSE_CHUNK_STEPS; the samples still closing continue in the next chunk.
+- BH8 breakaway clutch: the proximal and distal joints of a finger have a motor curve each
+  (τm 1.5 and 0.8 N·m; v0 and v0/3, the drive's ratio). A clutch cannot slip inside an
+  open-loop rollout, so the closing runs in chunks of CLOSE_CHUNK_STEPS and reads every
+  leader's force at every step (actuatorfrc sensors): at the first step where a leader reaches
+  the breakaway torque (from MIN_SLIP_S on), that trial rewinds to the state of that step and,
+  in its own model copy, the leader's motor becomes the hand's position servo with its target
+  breakaway/kp ahead of the joint: locked where the Python law leaves it, pressing with the
+  breakaway torque and holding up to the servo's τm. The distal motor goes on alone. Two
+  departures remain: before the slip the two joints are not geared together (a distal link
+  blocked first does not slow the proximal one, as the Python drive's shared speed does), and
+  a motor starts at full torque, so a slip before MIN_SLIP_S is not seen. A first version
+  without the lock (the proximal motor running on at τm, or capped at the breakaway torque)
+  pushed the object across the hand: measure C fell from 0.45 to 0.06 on a cylinder grasp the
+  Python law holds still, which is why the lock is there.
+- Closing ends when every closing actuator's force is at stall_torque_fraction of its curve's
+  gain (a slipped leader counts as stalled, as in the Python law), after 0.05 s as in the
+  Python path; the trial goes on to the lift from the state of that step. So Python runs
+  between chunks of 10 steps while a batch closes, never per step, and not at all in the lift.
 - The drop test looks at the last state only (the Python path stops a trial early once the
   object's COM is drop_distance_m from the TCP): a dropped object lies on the table, which
   fails the lift test either way.
@@ -108,7 +115,8 @@ def native_closing_spec(spec, hand: HandModel, prefix: str) -> list[MotorCurve]:
         # only while back-driven (Kim: the fingers are not back-drivable). A pull-only servo (a
         # tendon) stays pull-only.
         lo, hi = a.forcerange
-        pull_only = a.forcelimited != mujoco.mjtLimited.mjLIMITED_FALSE and lo * c.gain >= 0 and hi * c.gain >= 0
+        pull_only = (a.forcelimited != mujoco.mjtLimited.mjLIMITED_FALSE
+                     and hi > lo and lo * c.gain >= 0 and hi * c.gain >= 0)
         if pull_only:
             a.forcerange = [0.0, 1e10] if c.gain > 0 else [-1e10, 0.0]
         else:

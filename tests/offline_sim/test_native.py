@@ -28,8 +28,8 @@ def test_motor_curve_gives_tau_max_at_stall_and_nothing_at_free_speed(hand):
         mujoco.mj_forward(m, d)
         assert d.actuator_force[i] == pytest.approx(c.gain)  # full torque at stall
         # drive the actuator's own velocity to v0: the force falls to zero
-        d.qvel[:] = np.linalg.lstsq(_moment_row(m, d, i)[None], [math.copysign(c.free_speed, c.gain)],
-                                    rcond=None)[0]
+        v0 = math.copysign(c.free_speed, c.gain)
+        d.qvel[:] = np.linalg.lstsq(_moment_row(m, d, i)[None], [v0], rcond=None)[0]
         mujoco.mj_forward(m, d)
         assert d.actuator_force[i] == pytest.approx(0.0, abs=1e-9 * abs(c.gain) + 1e-9)
 
