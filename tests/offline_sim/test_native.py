@@ -133,3 +133,12 @@ def test_settings_reach_the_rollout_timestep():
     world = build_grasp_world(BOX, parallel_jaw(), closing="native")
     NativeRunner(world, SimSettings(timestep_s=0.0015))
     assert world.model.opt.timestep == 0.0015
+
+
+def test_shake_runs_the_scheduled_extra_time_and_a_held_box_stays():
+    s = SimSettings()
+    runner = NativeRunner(build_grasp_world(BOX, parallel_jaw(), closing="native"), s)
+    T = top_down(0.08, PAD_HALF_M)
+    still, shaken = runner.run(np.stack([T, T]), seed=None)[0], runner.run(T[None], seed=1, shake=True)[0]
+    assert shaken.sim_time_s - still.sim_time_s == pytest.approx(s.shake_s, abs=s.control_period_s)
+    assert native_end_measures(runner, shaken).measure_b == 1.0
