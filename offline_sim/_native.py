@@ -162,7 +162,8 @@ class NativeTrial:
     """What a rolled-out trial leaves for the measures.
 
     collided : the hand penetrated the object at the start (not simulated); model : the
-    MjModel it ran in (its own mount pose); state : (nstate,) full physics state at its end;
+    MjModel it ran in (its own mount pose; the runner reuses it, so it holds this trial's
+    pose only until the runner's next run); state : (nstate,) full physics state at its end;
     T_ref : (4, 4) object in the TCP frame at the start; com_ref : (3,) object COM in the TCP
     frame at the start (m); close_time_s, sim_time_s : closing end and trial end (s);
     hold : BLEM diagnostics over the hold (only where asked for).
