@@ -1,13 +1,15 @@
 """Grasp evaluation under pose uncertainty: Kim et al.'s workload and Weisz & Allen's P(fc) time.
 
 Kim's workload is 1,000 candidates x 100 pose samples with early discard (the paragraph on
-computation time in their results). This runs --candidates of them (>= 100) through the
-product's own path, build_database with --workers local processes writing a temporary
-database, then extrapolates linearly to 1,000 (the candidates are independent and evaluated
-in a seeded order, so the time scales with their number). Baseline, same run: the same work without early discard, from the measured
-time per simulation (every candidate's nominal trial plus all 100 samples). Kim et al. report
-100,000 simulations (1,000 x 100, no discard) in about four days, and early discard saving up
-to 80 % of them (their watering can).
+computation time in their results). This runs --candidates of them through the product's own
+path, build_database with --workers local processes writing a temporary database, once per
+--closing (default: the Python closing law, then the native one, on the same candidates), and
+extrapolates linearly to 1,000 when fewer were run (the candidates are independent and
+evaluated in a seeded order, so the time scales with their number). The Python closing is the
+same-run baseline of the native one. ms per simulation: each candidate's wall time over its
+simulations (the native path runs a candidate's samples in batches, so single simulations
+are not timed), median and p99 over candidates. Kim et al. report 100,000 simulations
+(1,000 x 100, no discard) in about four days (cited, not measured).
 
 P(fc) is timed on Weisz & Allen's full grid (±10 mm, ±20°, 1 mm / 1°: 18,081 poses) for
 --pfc-grasps candidates per hand, in one process; they report under two hours per grasp in
@@ -26,15 +28,18 @@ early discard and the exact ε at every pose. Kim's and Weisz & Allen's times ar
 their papers and marked so.
 
 Run: .venv/bin/python benchmarks/bench_uncertainty.py [--candidates 100] [--workers 2]
-     [--pfc-grasps 1] [--skip-kim] [--skip-pfc]
+     [--closing python,native] [--threads 1] [--rounds 1] [--pfc-grasps 1] [--skip-kim]
+     [--skip-pfc]
 """
 from __future__ import annotations
 
 import argparse
 import os
 import platform
+import sqlite3
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -58,46 +63,95 @@ def object_source(cache: Path) -> ObjectSource:
     return ObjectSource("bottle")
 
 
-def kim_workload(src: ObjectSource, hand: str, n: int, workers: int) -> None:
-    """Time n candidates x 100 samples with early discard through build_database."""
+@dataclass
+class BuildRun:
+    """One timed database build: simulations, discards, wall time (s), and per candidate the
+    mean ms per simulation (its wall_s over its nominal + samples run)."""
+
+    closing: str
+    candidates: int
+    sims: int
+    discarded: int
+    trials_run: int
+    trials_planned: int
+    wall_s: float
+    ms_per_sim: np.ndarray
+
+    @property
+    def sims_per_s(self) -> float:
+        """Simulations per second of wall time."""
+        return self.sims / self.wall_s
+
+
+def timed_build(src: ObjectSource, hand: str, n: int, workers: int, closing: str, threads: int) -> BuildRun | None:
+    """Build n candidates x 100 samples with early discard through build_database, timed."""
     mc = MonteCarloSettings(n_samples=100, early_discard=True, seed=0)
-    factory = SimEvaluatorFactory(src, HandSource(hand), n, 0, mc)
-    t0 = time.perf_counter()
+    factory = SimEvaluatorFactory(src, HandSource(hand), n, 0, mc, closing=closing, nthread=threads)
     evaluator = factory()  # what each worker does first: load, compile, draw the candidates
-    setup = time.perf_counter() - t0
     k = len(evaluator)
-    obj = evaluator.object
     if k == 0:
-        print(f"\nKim's workload: the {hand} hand has no collision-free candidate on {src.name}")
-        return
+        return None
+    obj = evaluator.object
     target = BuildTarget(src.name, hand, "1", HandSource(hand).params(), k, factory,
-                         {"mass_kg": obj.mass_kg, "radius_m": obj.radius_m})
+                         {"mass_kg": obj.mass_kg, "radius_m": obj.radius_m}, factory.inputs())
     with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "kim.db"
         t0 = time.perf_counter()
-        s = build_database([target], Path(tmp) / "kim.db", workers=workers, samples_planned=100,
-                           progress=True, command="bench_uncertainty")
+        s = build_database([target], db, workers=workers, samples_planned=100, progress=True,
+                           command="bench_uncertainty")
         wall = time.perf_counter() - t0
-    sims = s.evaluated + s.trials_run  # every candidate's nominal trial, then its samples
-    no_discard = s.evaluated * (1 + 100)
-    per_sim = wall / sims
-    scale = 1000 / max(k, 1)
-    print(f"\nKim's workload, {hand} hand on {src.name} ({len(obj.parts)} convex parts), "
-          f"{workers} worker process(es), {k} candidates measured")
-    print(f"{'figure':<52} {'value':>12}  {'unit':<8} baseline")
-    rows = [
-        ("simulations run (nominal + samples)", f"{sims:,}", "sims", f"{no_discard:,} without early discard"),
-        ("candidates discarded early", f"{s.discarded_early}", "of " + str(k), ""),
-        ("Monte Carlo trials saved by early discard", f"{1 - s.trials_run / s.trials_planned:.1%}", "",
-         "paper (cited): Kim up to 80 % (watering can)"),
-        ("wall time, measured", f"{wall:,.0f}", "s", f"includes worker start-up ({setup:.1f} s each)"),
-        ("simulations per second (wall)", f"{sims / wall:.1f}", "sims/s",
-         f"paper (cited, not measured): Kim {KIM_SIMS / KIM_SECONDS:.2f}"),
-        ("1,000 candidates, extrapolated x%.0f" % scale, f"{wall * scale / 60:,.1f}", "min", ""),
-        ("1,000 candidates without early discard, extrapolated", f"{no_discard * scale * per_sim / 3600:,.1f}",
-         "h", "paper (cited): Kim about 4 days (100,000 sims, mug)"),
-    ]
-    for name, value, unit, base in rows:
-        print(f"{name:<52} {value:>12}  {unit:<8} {base}")
+        with sqlite3.connect(db) as con:
+            rows = np.array(con.execute("SELECT wall_s, samples_run FROM results").fetchall(), np.float64)
+    return BuildRun(closing, k, s.evaluated + s.trials_run, s.discarded_early, s.trials_run,
+                    s.trials_planned, wall, rows[:, 0] / (1.0 + rows[:, 1]) * 1e3)
+
+
+def kim_workload(src: ObjectSource, hand: str, n: int, workers: int, closings: list[str],
+                 threads: int, rounds: int = 1) -> None:
+    """Kim's workload (n candidates x 100 samples, early discard) through build_database with
+    each closing in turn, on the same candidates, in this run; with rounds > 1 the closings
+    alternate (python, native, python, ...) so that a shared machine's changing load falls on
+    both, and each closing's figures are those of its median-wall build."""
+    all_runs: dict[str, list[BuildRun]] = {c: [] for c in closings}
+    for _ in range(rounds):
+        for closing in closings:
+            load = os.getloadavg()[0]
+            r = timed_build(src, hand, n, workers, closing, threads)
+            if r is None:
+                print(f"\nKim's workload: the {hand} hand has no collision-free candidate on {src.name}")
+                return
+            all_runs[closing].append(r)
+            print(f"{closing}: {r.wall_s:.0f} s, {r.sims_per_s:.1f} sims/s, load average {load:.2f} "
+                  f"before, {os.getloadavg()[0]:.2f} after")
+    runs = {c: sorted(rs, key=lambda r: r.wall_s)[(len(rs) - 1) // 2] for c, rs in all_runs.items()}
+    first = next(iter(runs.values()))
+    k, scale = first.candidates, 1000 / first.candidates
+    print(f"\nKim's workload, {hand} hand on {src.name}, {workers} worker process(es)"
+          + (f", {threads} rollout thread(s) each" if "native" in runs else "")
+          + f", {k} candidates x 100 samples, early discard"
+          + ("" if k >= 1000 else f" (partial: {k} of 1,000 candidates; 1,000 extrapolated x{scale:.1f})"))
+    main_run = runs.get("native", first)
+    base = runs.get("python") if "native" in runs else None
+    print(f"| figure | unit | measured ({main_run.closing}) | same-run baseline (python) |")
+    print("|---|---|---|---|")
+
+    def row(name: str, unit: str, f) -> None:
+        print(f"| {name} | {unit} | {f(main_run)} | {f(base) if base is not None else ''} |")
+
+    row("simulations run (nominal + samples)", "sims", lambda r: f"{r.sims:,}")
+    row("candidates discarded early", "of " + str(k), lambda r: f"{r.discarded}")
+    row("Monte Carlo trials saved by early discard", "%", lambda r: f"{1 - r.trials_run / r.trials_planned:.1%}")
+    row("wall time (includes worker start-up)", "s", lambda r: f"{r.wall_s:,.0f}")
+    row("simulations per second (wall)", "sims/s", lambda r: f"**{r.sims_per_s:.1f}**")
+    row("ms per simulation, median over candidates", "ms", lambda r: f"{np.median(r.ms_per_sim):.0f}")
+    row("ms per simulation, p99 over candidates", "ms", lambda r: f"{np.percentile(r.ms_per_sim, 99):.0f}")
+    row("1,000 candidates" + ("" if k >= 1000 else f", extrapolated x{scale:.1f}"), "min",
+        lambda r: f"{r.wall_s * scale / 60:,.1f}")
+    if base is not None:
+        print(f"native / python simulations per second: x{main_run.sims_per_s / base.sims_per_s:.2f} "
+              f"(same candidates; the simulation counts differ where the two closings decide a "
+              f"discard differently)")
+    print(f"Kim et al. (cited, not measured): {KIM_SIMS / KIM_SECONDS:.2f} sims/s")
 
 
 def pfc_time(src: ObjectSource, hand: str, n_grasps: int, step_mm: float, step_deg: float,
@@ -152,6 +206,11 @@ def main() -> None:
     ap.add_argument("--candidates", type=int, default=100, help="candidates of Kim's workload (>= 100)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--hand", default="three_finger")
+    ap.add_argument("--closing", default="python,native",
+                    help="closings to build with, in this order, e.g. 'native' or 'python,native'")
+    ap.add_argument("--threads", type=int, default=1, help="rollout threads per worker (native)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="build each closing this many times, alternating; report the median")
     ap.add_argument("--pfc-grasps", type=int, default=1, help="candidates timed on the full grid, per hand")
     ap.add_argument("--pfc-hands", default="three_finger,underactuated")
     ap.add_argument("--pfc-steps", default="1,1", help="grid steps 'mm,deg' (Weisz & Allen: 1,1)")
@@ -169,7 +228,8 @@ def main() -> None:
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
     src = object_source(args.cache)
     if not args.skip_kim:
-        kim_workload(src, args.hand, args.candidates, args.workers)
+        kim_workload(src, args.hand, args.candidates, args.workers, args.closing.split(","), args.threads,
+                     args.rounds)
     if not args.skip_pfc:
         for hand in args.pfc_hands.split(","):
             step_mm, step_deg = (float(v) for v in args.pfc_steps.split(","))

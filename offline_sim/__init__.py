@@ -13,7 +13,9 @@ from ._frames import (frame_from_approach, invert, matrix_to_quat, pose, quat_to
                       rotation_angle)
 from ._controller import (ClosingLaw, GraspController, HandDrives, LiftSchedule, hand_drives,
                           hold_servos, shake_direction, trapezoid)
-from ._grasp_sim import GraspOutcome, simulate_grasp
+from ._grasp_sim import EndMeasures, GraspOutcome, end_measures, simulate_grasp
+from ._native import (CLOSINGS, ClutchServos, MotorCurve, NativeRunner, NativeTrial, clutch_servos,
+                      motor_curves, native_closing_spec, native_end_measures)
 from ._measures import (ContactSet, GraspProbe, HoldDiagnostics, HoldSampler, area_link,
                         measure_b, measure_c, object_contacts)
 from ._sim_settings import SimSettings
@@ -29,7 +31,7 @@ from ._tabletop import (ObjectSpec, TabletopScene, build_tabletop_scene, random_
                         support_points, ycb_specs)
 from ._views import FIGURE_VIEWS, figure_scene, scene_footprint
 from ._uncertainty import (MonteCarloResult, MonteCarloSettings, PoseErrorModel, TrialMeasures,
-                           evaluate_under_uncertainty, grid_transforms, pfc_grid,
+                           evaluate_batched, evaluate_under_uncertainty, grid_transforms, pfc_grid,
                            probability_of_force_closure, sample_pose_errors)
 from ._wrench import contact_wrenches, ferrari_canny
 
@@ -47,12 +49,15 @@ __all__ = [
     # the grasp controller and measures (reused by the simulated cell)
     "HandDrives", "hand_drives", "hold_servos", "ClosingLaw", "GraspController", "LiftSchedule",
     "shake_direction", "trapezoid", "GraspProbe", "HoldSampler", "object_contacts", "area_link",
-    "measure_b", "measure_c",
+    "measure_b", "measure_c", "EndMeasures", "end_measures",
+    # Kim's closing law as native actuation, trials rolled out in batches
+    "CLOSINGS", "MotorCurve", "motor_curves", "native_closing_spec", "ClutchServos",
+    "clutch_servos", "NativeRunner", "NativeTrial", "native_end_measures",
     "GraspCandidates", "pregrasp_candidates", "SOURCE_PRINCIPAL_AXIS", "SOURCE_SURFACE_NORMAL",
     "pose", "invert", "rotation_angle", "quat_to_matrix", "matrix_to_quat", "frame_from_approach",
     # measures, uncertainty, the database
     "contact_wrenches", "ferrari_canny", "MonteCarloResult", "MonteCarloSettings",
-    "PoseErrorModel", "TrialMeasures", "evaluate_under_uncertainty", "grid_transforms",
+    "PoseErrorModel", "TrialMeasures", "evaluate_under_uncertainty", "evaluate_batched", "grid_transforms",
     "pfc_grid", "probability_of_force_closure", "ClosingSettings", "ClosedGrasp",
     "KinematicCloser", "PfcResult", "sample_pose_errors", "BuildSummary",
     "BuildTarget", "Evaluator", "build_database", "GraspDatabaseWriter", "GraspRecord",

@@ -8,6 +8,10 @@ Closing is Kim eq. 1: each drive's servo targets advance at v = v0 (1 - τ/τm),
 joint torque rises and stopping at τm; a drive with a breakaway clutch (BH8) stops its leader
 at the breakaway torque and lets the others go on closing alone. The lift is a trapezoidal
 velocity move of the carrier; the fingers keep squeezing through lift, hold and shake.
+
+This is the per-step Python path (SimEvaluatorFactory(closing="python"), the default): one
+trial at a time, Python every control period. _native runs the same law as motor-curve
+actuators and rolls out a candidate's pose samples in batches (closing="native").
 """
 from __future__ import annotations
 

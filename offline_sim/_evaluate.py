@@ -21,7 +21,8 @@ from ._frames import invert
 from ._graspdb_writer import GraspRecord
 from ._hands import BUILTIN_HANDS, builtin_hand, load_mjcf_hand
 from ._objects import BUILTIN_OBJECTS, DEFAULT_DENSITY, GraspObject, builtin_object, load_object
-from ._uncertainty import MonteCarloSettings, TrialMeasures, evaluate_under_uncertainty
+from ._native import check_closing
+from ._uncertainty import MonteCarloSettings, TrialMeasures, evaluate_batched, evaluate_under_uncertainty
 from ._wrench import ferrari_canny
 
 MESH_SUFFIXES = (".obj", ".stl", ".ply")
@@ -143,6 +144,9 @@ class SimEvaluatorFactory:
     worker runs it. mu : friction for measure A (the object's in the simulation).
     pfc_steps : (xy metres, θ radians) grid steps of Weisz & Allen's P(fc) over ±10 mm, ±20°
     by kinematic closing, e.g. (0.001, radians(1)) for their 18,081 poses; None: not computed.
+    closing : "python" (Kim eq. 1 in Python every control period, one trial at a time) or
+    "native" (motor-curve actuators, the Monte Carlo batches rolled out by mujoco.rollout;
+    _native); nthread : threads of that rollout (results do not depend on it).
     """
 
     obj: ObjectSource
@@ -152,6 +156,13 @@ class SimEvaluatorFactory:
     monte_carlo: MonteCarloSettings = MonteCarloSettings()
     mu: float = 0.8
     pfc_steps: tuple[float, float] | None = None
+    closing: str = "python"
+    nthread: int = 1
+
+    def __post_init__(self) -> None:
+        check_closing(self.closing)
+        if isinstance(self.nthread, bool) or not isinstance(self.nthread, int) or self.nthread < 1:
+            raise ValueError(f"SimEvaluatorFactory: nthread must be an integer >= 1, got {self.nthread!r}")
 
     def __call__(self) -> "SimEvaluator":
         return SimEvaluator(self)
@@ -159,11 +170,12 @@ class SimEvaluatorFactory:
     def inputs(self) -> dict[str, str]:
         """Digests of what decides the results besides the hand and the mesh file (which
         BuildTarget adds): the object's density and kind, the Monte Carlo settings, seed and
-        friction, the P(fc) grid, and the measures' code version."""
+        friction, the P(fc) grid, the closing (python or native) and the measures' code version."""
         return {"object": digest([self.obj.name if self.obj.mesh_path is None else "mesh",
                                   self.obj.density]),
                 "monte_carlo": digest([dataclasses.asdict(self.monte_carlo), self.seed, self.mu]),
                 "pfc": digest(self.pfc_steps),
+                "closing": self.closing,
                 "code": measures_code_version()}
 
 
@@ -177,8 +189,14 @@ class SimEvaluator:
         self.factory = factory
         self.object = factory.obj.load()
         self.world = build_grasp_world(self.object, factory.hand.build(),
-                                       R_table_object=self.object.stable_poses[0][:3, :3])
+                                       R_table_object=self.object.stable_poses[0][:3, :3],
+                                       closing=factory.closing)
         self.candidates = pregrasp_candidates(self.world, factory.n_candidates, seed=factory.seed)
+        self.runner = None
+        if factory.closing == "native":
+            from ._native import NativeRunner
+
+            self.runner = NativeRunner(self.world, nthread=factory.nthread)
         self.closer = self.pfc_grid = None
         if factory.pfc_steps is not None:
             from ._kinematic import KinematicCloser
@@ -204,12 +222,37 @@ class SimEvaluator:
             if start_collisions(self.world):
                 return TrialMeasures(b=0.0, c=0.0, a=0.0)  # the hand would hit it on approach
         out = simulate_grasp(self.world, T, preshape=preshape)
-        keep.append(out)
-        contacts = out.contacts
-        a = (ferrari_canny(contacts.positions, contacts.normals, mu=self.factory.mu,
-                           torque_scale_m=self.object.radius_m)
-             if out.measure_b > 0 and len(contacts.positions) else 0.0)
-        return TrialMeasures(b=out.measure_b, c=out.measure_c, a=a)
+        keep.append(out.hold)
+        return TrialMeasures(b=out.measure_b, c=out.measure_c, a=self._measure_a(out.contacts, out.measure_b))
+
+    def _measure_a(self, contacts, b: float) -> float:
+        """Kim measure A: Ferrari-Canny ε of the final contacts where the grasp held (B > 0), else 0."""
+        if b > 0 and len(contacts.positions):
+            return ferrari_canny(contacts.positions, contacts.normals, mu=self.factory.mu,
+                                 torque_scale_m=self.object.radius_m)
+        return 0.0
+
+    def _native_trials(self, k: int, T_errors: np.ndarray | None, keep: list) -> list[TrialMeasures]:
+        """Candidate k rolled out natively: the nominal pose alone (T_errors None; its hold
+        diagnostics go to keep) or one trial per object displacement in T_errors (n, 4, 4)."""
+        from ._native import native_end_measures
+
+        T = self.candidates.T_object_hand[k]
+        nominal = T_errors is None
+        # the object moved by T_error: the hand sees it so (as _trial does)
+        poses = T[None] if nominal else np.array([invert(E) @ T for E in T_errors])
+        trials = self.runner.run(poses, self.candidates.preshape[k], hold_for=(0,) if nominal else (),
+                                 check_start=not nominal)
+        out = []
+        for tr in trials:
+            if tr.collided:  # the hand would hit it on approach
+                out.append(TrialMeasures(b=0.0, c=0.0, a=0.0))
+                continue
+            e = native_end_measures(self.runner, tr)
+            out.append(TrialMeasures(b=e.measure_b, c=e.measure_c, a=self._measure_a(e.contacts, e.measure_b)))
+        if nominal:
+            keep.append(trials[0].hold)
+        return out
 
     def __call__(self, k: int) -> GraspRecord:
         """Evaluate candidate k: nominal trial, then the Monte Carlo samples with early discard."""
@@ -218,10 +261,13 @@ class SimEvaluator:
         if not 0 <= k < len(self.candidates):
             raise IndexError(f"candidate {k} of {f.obj.name}/{f.hand.name}: only "
                              f"{len(self.candidates)} collision-free candidates")
-        outcomes: list = []
+        holds: list = []
         settings = dataclasses.replace(f.monte_carlo, seed=f.seed * 1_000_003 + k)
-        r = evaluate_under_uncertainty(lambda T: self._trial(k, T, outcomes), settings)
-        hold = outcomes[0].hold  # the nominal trial's contact-stability diagnostics
+        if self.runner is None:
+            r = evaluate_under_uncertainty(lambda T: self._trial(k, T, holds), settings)
+        else:
+            r = evaluate_batched(lambda T: self._native_trials(k, T, holds), settings)
+        hold = holds[0]  # the nominal trial's contact-stability diagnostics
         pfc = None
         if self.closer is not None:
             pfc = self.closer.pfc(self.candidates.T_object_hand[k], self.candidates.preshape[k],

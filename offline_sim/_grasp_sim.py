@@ -95,25 +95,52 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
     return _outcome(world, trial, dropped, close_time, wall0)
 
 
+@dataclass(frozen=True)
+class EndMeasures:
+    """Kim's measures of a trial's end state: lifted, B, C, the supporting links, the object's
+    deviation in the hand (m, rad) and the hand-object contacts (object frame)."""
+
+    lifted: bool
+    measure_b: float
+    measure_c: float
+    n_contact_links: int
+    n_area_links: int
+    position_deviation_m: float
+    rotation_deviation_rad: float
+    contacts: ContactSet
+
+
+def end_measures(world: GraspWorld, model, data, T_ref: np.ndarray, com_ref: np.ndarray,
+                 dropped: bool, settings: SimSettings) -> EndMeasures:
+    """The measures of the state in data (after a forward pass) of a trial in world whose
+    object started at T_ref (4, 4) with COM com_ref (3,) in the TCP frame (m); model : the
+    trial's MjModel (world.model, or a copy with the trial's mount pose)."""
+    s, probe = settings, world.probe
+    contacts, on_table = probe.contacts(model, data, True)
+    n_links, n_area = support_count(contacts, s)
+    lifted = (not dropped and not on_table and n_links >= 1
+              and data.xipos[world.object_body][2] > world.T_world_object[2, 3] + 0.5 * s.lift_height_m)
+    dp, dR = deviation(com_ref, probe.com_in_hand(data), T_ref, probe.T_hand_object(data))
+    return EndMeasures(bool(lifted), measure_b(n_links, n_area, lifted), measure_c(dp, dR, lifted, s),
+                       n_links, n_area, dp, dR, contacts)
+
+
 def _outcome(world: GraspWorld, trial: _Trial, dropped: bool, close_time_s: float,
              wall0: float) -> GraspOutcome:
     """The measures of the trial's end state: contacts, lifted, B, C, the hold diagnostics;
     wall0 : time.perf_counter() at the start of the trial."""
     s, d, probe = trial.ctl.settings, world.data, trial.probe
-    contacts, on_table = probe.contacts(world.model, d, True)
-    n_links, n_area = support_count(contacts, s)
-    lifted = (not dropped and not on_table and n_links >= 1
-              and d.xipos[world.object_body][2] > world.T_world_object[2, 3] + 0.5 * s.lift_height_m)
+    e = end_measures(world, world.model, d, trial.T_ref, trial.com_ref, dropped, s)
     T_end = probe.T_hand_object(d)
-    dp, dR = deviation(trial.com_ref, probe.com_in_hand(d), trial.T_ref, T_end)
     t = trial.ctl.t_s
     if trial.times[-1] != t:
         trial.times.append(t)
         trial.traj.append(T_end)
     return GraspOutcome(
-        lifted=bool(lifted), measure_b=measure_b(n_links, n_area, lifted),
-        measure_c=measure_c(dp, dR, lifted, s), n_contact_links=n_links, n_area_links=n_area,
-        position_deviation_m=dp, rotation_deviation_rad=dR, contacts=contacts,
+        lifted=e.lifted, measure_b=e.measure_b,
+        measure_c=e.measure_c, n_contact_links=e.n_contact_links, n_area_links=e.n_area_links,
+        position_deviation_m=e.position_deviation_m, rotation_deviation_rad=e.rotation_deviation_rad,
+        contacts=e.contacts,
         times_s=np.array(trial.times), T_hand_object=np.array(trial.traj),
         hold=trial.hold.diagnostics(), close_time_s=close_time_s, sim_time_s=t,
         wall_time_s=time.perf_counter() - wall0, settings=s)

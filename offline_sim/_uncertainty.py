@@ -107,6 +107,31 @@ def evaluate_under_uncertainty(trial: Callable[[np.ndarray | None], TrialMeasure
                 and np.mean([r.b for r in results]) < settings.min_success):
             discarded = True
             break
+    return _result(nominal, results, discarded, settings)
+
+
+def evaluate_batched(trials: Callable[[np.ndarray | None], list[TrialMeasures]],
+                     settings: MonteCarloSettings = MonteCarloSettings()) -> MonteCarloResult:
+    """evaluate_under_uncertainty in three batches: trials(None) runs the nominal pose alone;
+    trials(T_errors) runs the 4 x 4 errors (n, 4, 4) and returns one result each. With early
+    discard the first check_after samples are one batch and the rest another, so the same
+    errors run and the same decisions are taken as one trial at a time."""
+    nominal = trials(None)[0]
+    errors = sample_pose_errors(settings.n_samples, settings.errors, settings.seed)
+    if settings.early_discard and nominal.b <= 0.0:
+        return MonteCarloResult(nominal, 0, True, 0.0, None, 0.0, 0.0, settings.n_samples)
+    first = settings.check_after if settings.early_discard else settings.n_samples
+    results = list(trials(errors[:first])) if len(errors) else []
+    discarded = bool(settings.early_discard and first < settings.n_samples
+                     and np.mean([r.b for r in results]) < settings.min_success)
+    if not discarded and len(errors) > first:
+        results += trials(errors[first:])
+    return _result(nominal, results, discarded, settings)
+
+
+def _result(nominal: TrialMeasures, results: list[TrialMeasures], discarded: bool,
+            settings: MonteCarloSettings) -> MonteCarloResult:
+    """The averages of the trials run (B, C, and A over the trials that computed it)."""
     b = np.array([r.b for r in results])
     a = [r.a for r in results if r.a is not None]
     return MonteCarloResult(

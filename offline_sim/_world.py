@@ -55,7 +55,8 @@ class GraspWorld:
     the hand root frame. carrier_actuators : (3,) the x, y, z servos of the carrier;
     link_of_body : (nbody,) link index or -1; hand_body : (nbody,) bool, part of the hand;
     position_actuators : the hand servos whose targets start at the start position; drives :
-    the closing actuators the controller moves. A trial writes the mount pose and the timestep
+    the closing actuators the controller moves; closing : "python" (position servos driven by
+    ClosingLaw) or "native" (motor curves, _native). A trial writes the mount pose and the timestep
     into the model and runs in the world's one MjData, so a world serves one trial at a time:
     give each worker process its own world.
     """
@@ -78,6 +79,8 @@ class GraspWorld:
     preshape_qposadr: np.ndarray
     preshape_value: np.ndarray
     drives: HandDrives
+    closing: str = "python"
+    hand_prefix: str = HAND_PREFIX
 
     @property
     def act_ids(self) -> np.ndarray:
@@ -196,16 +199,20 @@ def _ident(model, hand: HandModel, kind, name: str) -> int:
 
 def build_grasp_world(obj: ObjectSpec | GraspObject, hand: HandModel, *,
                       R_table_object: np.ndarray | None = None,
-                      object_mass_kg: float | None = None) -> GraspWorld:
+                      object_mass_kg: float | None = None, closing: str = "python") -> GraspWorld:
     """Compile table + object + hand once; simulate_grasp then reuses it for every trial.
 
     obj : a primitive/mesh ObjectSpec, or a GraspObject whose convex parts become one geom
     each (its mass spread over them). R_table_object : (3, 3) the object's resting orientation
     (a stable pose; identity = as modelled); object_mass_kg : None for density 1000 kg/m³ (an
-    ObjectSpec) or the GraspObject's own mass.
+    ObjectSpec) or the GraspObject's own mass. closing : "python" keeps the closing servos for
+    the per-step ClosingLaw; "native" turns them into Kim's motor curves (_native).
     """
     import mujoco
 
+    from ._native import check_closing, native_closing_spec
+
+    check_closing(closing)
     R = np.eye(3) if R_table_object is None else check_rotation(R_table_object, "R_table_object")
     if object_mass_kg is not None:
         check_positive(object_mass_kg, "object_mass_kg")
@@ -213,16 +220,19 @@ def build_grasp_world(obj: ObjectSpec | GraspObject, hand: HandModel, *,
     spec = mujoco.MjSpec.from_string(_world_xml(obj, z, matrix_to_quat(R)))
     _set_object_geoms(spec, object_mass_kg)
     attach_hand(spec, hand, "mount")
+    if closing == "native":
+        native_closing_spec(spec, hand, HAND_PREFIX)
     try:
         model = spec.compile()
     except Exception as exc:
         raise ValueError(f"hand {hand.name!r} with object {obj.name!r}: world does not compile: {exc}") from exc
-    world = _index_world(model, mujoco.MjData(model), hand, obj, pose(R, (0.0, 0.0, z)))
+    world = _index_world(model, mujoco.MjData(model), hand, obj, pose(R, (0.0, 0.0, z)), closing)
     world.T_root_tcp = _root_tcp(model, world.data, world.mount_body, world.tcp_site)
     return world
 
 
-def _index_world(model, data, hand: HandModel, obj, T_world_object: np.ndarray) -> GraspWorld:
+def _index_world(model, data, hand: HandModel, obj, T_world_object: np.ndarray,
+                 closing: str = "python") -> GraspWorld:
     """The GraspWorld of a compiled model: the ids and index arrays of its parts."""
     import mujoco
 
@@ -237,13 +247,16 @@ def _index_world(model, data, hand: HandModel, obj, T_world_object: np.ndarray) 
     pre_adr = np.array([model.jnt_qposadr[_ident(model, hand, O.mjOBJ_JOINT, HAND_PREFIX + j)]
                         for j, _ in hand.preshape], np.int64)
     pre_val = np.array([v for _, v in hand.preshape], np.float64)
-    servo = [i for i in range(model.nu) if i not in carrier
+    drives = hand_drives(model, hand, HAND_PREFIX)
+    # native motor curves are affine too, but their ctrl is on/off, not a target to hold
+    motors = set(drives.act_ids.tolist()) if closing == "native" else set()
+    servo = [i for i in range(model.nu) if i not in carrier and i not in motors
              and model.actuator_biastype[i] == mujoco.mjtBias.mjBIAS_AFFINE]
     return GraspWorld(model, data, hand, obj, T_world_object, np.eye(4), object_body,
                       int(model.jnt_qposadr[model.body_jntadr[object_body]]),
                       _ident(model, hand, O.mjOBJ_GEOM, "table"), mount, tcp, carrier,
                       link_of_body, bodies_below(model, mount), np.array(servo, np.int64),
-                      pre_adr, pre_val, hand_drives(model, hand, HAND_PREFIX))
+                      pre_adr, pre_val, drives, closing)
 
 
 def _root_tcp(model, data, mount: int, tcp: int) -> np.ndarray:

@@ -45,6 +45,13 @@ def add_build_parser(actions: argparse._SubParsersAction) -> None:
                         "stop and say which changed (default), or delete its grasps and rebuild it")
     p.add_argument("--no-early-discard", action="store_true",
                    help="run every sample even for grasps that already failed (Kim's heuristic off)")
+    p.add_argument("--closing", choices=("python", "native"), default="python",
+                   help="Kim's closing law: python = servo targets advanced in Python every control "
+                        "period, one trial at a time (default); native = motor-curve actuators, each "
+                        "candidate's pose samples rolled out in batches by mujoco.rollout")
+    p.add_argument("--threads", type=int, default=1,
+                   help="rollout threads per worker with --closing native (default 1: the workers "
+                        "already use the cores)")
     p.set_defaults(func=run_build)
 
 
@@ -56,6 +63,8 @@ def run_build(args: argparse.Namespace) -> int:
     for name in ("candidates", "samples"):
         if getattr(args, name) < 1:
             raise CliError(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.threads < 1:
+        raise CliError(f"--threads must be >= 1, got {args.threads}")
     if args.workers is not None and args.workers < 0:
         raise CliError(f"--workers must be >= 0, got {args.workers}")
     cache = args.cache or args.out.resolve().parent / ".graspline-cache"
@@ -70,7 +79,8 @@ def run_build(args: argparse.Namespace) -> int:
     targets = []
     for src in sources:
         factory = SimEvaluatorFactory(src, hand, args.candidates, args.seed, mc,
-                                      pfc_steps=PFC_GRIDS[args.pfc])
+                                      pfc_steps=PFC_GRIDS[args.pfc], closing=args.closing,
+                                      nthread=args.threads)
         print(f"{src.name}: preparing (decomposition is cached in {cache})", file=sys.stderr)
         try:
             n = len(factory())  # collision-free candidates this hand has on this object

@@ -49,6 +49,18 @@ def test_db_build_resumed_with_other_settings_stops_in_one_line_or_restarts_on_r
     assert "0 grasps simulated now, 2 already there" in capsys.readouterr().out
 
 
+def test_db_build_resumed_with_the_other_closing_stops_naming_it(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("mujoco")
+    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box",))
+    out = tmp_path / "g.db"
+    assert cli_build(out, "--closing", "native") == 0
+    assert "2 grasps simulated now" in capsys.readouterr().out
+    assert cli_build(out) == 2  # python, the default
+    assert "box/parallel changed closing since its grasps were built" in capsys.readouterr().err
+    assert cli_build(out, "--closing", "native", "--threads", "0") == 2
+    assert "--threads must be >= 1, got 0" in capsys.readouterr().err
+
+
 def test_top_prints_k_ranked_lines(db_path, capsys):
     assert main(["db", "top", str(db_path), "bar", "--hand", "planar_jaw", "-k", "3"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
