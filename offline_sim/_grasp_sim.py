@@ -7,7 +7,7 @@ Kim's B and C and the BLEM hold diagnostics (_measures) from the same model and 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -19,13 +19,9 @@ from ._world import GraspWorld, place_hand
 
 
 @dataclass(frozen=True)
-class GraspOutcome:
-    """The result of one simulated grasp.
-
-    measure_b : Kim measure B (1, 0.5 or 0); measure_c : Kim measure C in [0, 1], the mean of
-    the position and orientation scores (eq. 2) of the final deviation (eq. 3).
-    times_s : (M,) and T_hand_object : (M, 4, 4), the object pose in the hand (TCP) frame.
-    """
+class EndMeasures:
+    """Kim's measures of a trial's end state: lifted, B, C, the supporting links, the object's
+    deviation in the hand (m, rad) and the hand-object contacts (object frame)."""
 
     lifted: bool
     measure_b: float
@@ -35,6 +31,16 @@ class GraspOutcome:
     position_deviation_m: float
     rotation_deviation_rad: float
     contacts: ContactSet
+
+
+@dataclass(frozen=True)
+class GraspOutcome(EndMeasures):
+    """The result of one simulated grasp: its end measures (EndMeasures: measure_b is Kim
+    measure B (1, 0.5 or 0), measure_c Kim measure C in [0, 1], the mean of the position and
+    orientation scores (eq. 2) of the final deviation (eq. 3)), then its trajectory: times_s
+    (M,) and T_hand_object (M, 4, 4), the object pose in the hand (TCP) frame.
+    """
+
     times_s: np.ndarray
     T_hand_object: np.ndarray
     hold: HoldDiagnostics
@@ -95,19 +101,6 @@ def simulate_grasp(world: GraspWorld, T_object_hand: np.ndarray, *, seed: int | 
     return _outcome(world, trial, dropped, close_time, wall0)
 
 
-@dataclass(frozen=True)
-class EndMeasures:
-    """Kim's measures of a trial's end state: lifted, B, C, the supporting links, the object's
-    deviation in the hand (m, rad) and the hand-object contacts (object frame)."""
-
-    lifted: bool
-    measure_b: float
-    measure_c: float
-    n_contact_links: int
-    n_area_links: int
-    position_deviation_m: float
-    rotation_deviation_rad: float
-    contacts: ContactSet
 
 
 def end_measures(world: GraspWorld, model, data, T_ref: np.ndarray, com_ref: np.ndarray,
@@ -137,10 +130,7 @@ def _outcome(world: GraspWorld, trial: _Trial, dropped: bool, close_time_s: floa
         trial.times.append(t)
         trial.traj.append(T_end)
     return GraspOutcome(
-        lifted=e.lifted, measure_b=e.measure_b,
-        measure_c=e.measure_c, n_contact_links=e.n_contact_links, n_area_links=e.n_area_links,
-        position_deviation_m=e.position_deviation_m, rotation_deviation_rad=e.rotation_deviation_rad,
-        contacts=e.contacts,
+        **{f.name: getattr(e, f.name) for f in fields(EndMeasures)},
         times_s=np.array(trial.times), T_hand_object=np.array(trial.traj),
         hold=trial.hold.diagnostics(), close_time_s=close_time_s, sim_time_s=t,
         wall_time_s=time.perf_counter() - wall0, settings=s)
