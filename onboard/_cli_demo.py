@@ -102,7 +102,7 @@ def _trials(cell, n: int) -> None:
             ok += bool(rec.success)
             score = "-" if rec.score is None else f"{rec.score:.2f}"
             what = rec.outcome if not rec.error or rec.outcome != "no_grasp" else \
-                f"no grasp ({rec.error[:40]})"
+                f"no grasp ({_short_reason(rec.error)})"
             rate = f"{ok / done:.0%}" if done else "-"
             bar.set_postfix_str(f"#{rec.trial_id} {rec.object_label[:16]} score {score} "
                                 f"{what}; success {rate}", refresh=False)
@@ -119,3 +119,10 @@ def _report(log_dir: Path, out: Path) -> int:
     page = write_report(log_dir, out)
     print(f"trial log: {log_dir}\nreport: {page}", flush=True)
     return 0
+
+
+def _short_reason(error: str, most: int = 80) -> str:
+    """The most specific part of a no-grasp message for the live line: the last clause of
+    "no grasp scores at least 0.2 ... (best 0.00; the object is 109 mm across ...)"."""
+    reason = error.rsplit("; ", 1)[-1].rstrip(")") if "; " in error else error
+    return reason if len(reason) <= most else reason[:most - 3] + "..."
