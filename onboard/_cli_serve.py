@@ -35,12 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _make_service(args: argparse.Namespace):
     """The picking service for the cell the arguments name (the picking loop's factory)."""
-    import onboard
+    from onboard import make_picking_service as factory
 
-    factory = getattr(onboard, "make_picking_service", None)
-    if factory is None:
-        raise CliError("this build has no picking loop yet (onboard.make_picking_service is "
-                       "missing), so there is no cell to serve")
     if args.seed is not None and not args.sim:
         raise CliError("--seed applies to the simulated cell only (use it with --sim)")
     if args.config is not None and not os.path.isfile(args.config):

@@ -864,9 +864,6 @@ def test_readme_error_example_is_what_the_server_answers(client):
 
 # --- the command line ---------------------------------------------------------------------------
 
-HAS_LOOP = hasattr(onboard, "make_picking_service")
-
-
 def _cli(*args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "onboard.cli", "serve", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
@@ -946,18 +943,7 @@ def test_serve_refuses_seed_without_sim():
                         "(use it with --sim)\n")
 
 
-@pytest.mark.skipif(HAS_LOOP, reason="the picking loop exists: the serve test below runs instead")
-def test_serve_without_a_picking_loop_says_so_and_exits_2():
-    p = _cli("--sim", "--port", "0")
-    out, err = p.communicate(timeout=60)
-    assert p.returncode == 2 and out == ""
-    assert err == ("graspline serve: error: this build has no picking loop yet "
-                   "(onboard.make_picking_service is missing), so there is no cell to serve\n")
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_LOOP, reason="onboard.make_picking_service (the lead's picking loop) "
-                                         "does not exist yet")
 def test_serve_sim_listens_answers_status_and_stops_on_sigterm():
     import signal
 
