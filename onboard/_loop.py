@@ -28,7 +28,7 @@ from drivers.camera import Camera, CameraError, RGBDFrame
 from drivers.gripper import Gripper, GripperError
 from scoring import (GripperProjection, JawLimits, SearchParams, prepare_silhouette,
                      score_candidates, search_grasps)
-from vision import ObjectMask, Segmenter, Silhouette, neighbours, silhouette
+from vision import ObjectMask, Segmenter, Silhouette, neighbours, silhouette, touching
 
 from ._cellfile import CellConfig
 from ._devices import _calibration
@@ -234,14 +234,17 @@ class PickingLoop:
         return None, why
 
     def _silhouette(self, frame: RGBDFrame, masks: list[ObjectMask], i: int) -> Silhouette:
-        """Object i's silhouette for a straight-down approach, its neighbours as obstacles."""
+        """Object i's silhouette for a straight-down approach, its neighbours as obstacles
+        (and, with scoring.join_touching, those touching it in its mass and mass centre)."""
         s = self.config.scoring
         others = neighbours(masks, i)
+        attached = touching(masks, i) if s.join_touching else None
         plane = getattr(self.segmenter, "last_plane", None)
         return silhouette(frame, masks[i], approach=(0.0, 0.0, -1.0),
                           insertion_depth_m=s.insertion_depth_m, metres_per_px=s.metres_per_px,
                           margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
-                          obstacles=others, support=plane, clearance_m=s.clearance_m)
+                          obstacles=others, support=plane, clearance_m=s.clearance_m,
+                          attached=attached, reach_widest_m=s.reach_widest_m)
 
     def _depth_view(self, frame: RGBDFrame, mask: ObjectMask, sil: Silhouette):
         """The depth terms' view of a target: its mass from the cell file's masses_kg by
@@ -499,6 +502,28 @@ class PickingLoop:
             self._remember_failure(plan.choice.T_base_tcp)
         return self._log(plan, ex, clock)
 
+    def score_pose(self, frame: RGBDFrame, T_base_tcp: np.ndarray) -> tuple[float, dict[str, float]]:
+        """(score, features by name) the cell's scoring gives a straight-down grasp at
+        T_base_tcp (base frame) on frame: its target is the segmented object nearest the
+        fingertips' point in the camera image, its neighbours obstacles, as in a search. For
+        re-scoring logged trials on their stored frames with other settings (paired ablations)
+        and for checking a grasp a controller proposes. ValueError when nothing is segmented."""
+        T = check_tcp_pose(T_base_tcp, "T_base_tcp")
+        masks = self.segmenter.segment(frame)
+        if not masks:
+            raise ValueError(f"score_pose: nothing segmented in frame {frame.seq}")
+        tip = T[:3, 3] + self.config.gripper.tcp_to_tip_m * T[:3, 2]
+        i = _nearest_mask(frame, masks, tip)
+        sil = self._silhouette(frame, masks, i)
+        x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)
+        kw = self._measure_kw(frame, masks[i], sil)
+        scores = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),
+                                  self.projection, target=sil.target, **kw)
+        feats = _features(scores, 0)
+        if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
+            feats["mass_kg"] = kw["depth"].mass_kg
+        return float(scores.score[0]), feats
+
     def best_grasp(self, object_label: str | None = None,
                    timeout_s: float | None = None) -> GraspChoice | NoGrasp:
         """Plan only (the controller executes): the choice with its trial id, left pending in
@@ -663,6 +688,19 @@ def _images(plan: Plan, ex: Execution | None, projection: GripperProjection) -> 
                                   np.array([c.theta_rad]), np.array([c.score]), projection,
                                   scale=2)
     return out
+
+
+def _nearest_mask(frame: RGBDFrame, masks: list[ObjectMask], point_base: np.ndarray) -> int:
+    """Index of the mask nearest (in camera pixels) to a base-frame point's image."""
+    T_cb = np.linalg.inv(frame.T_base_camera)
+    p = T_cb[:3, :3] @ point_base + T_cb[:3, 3]
+    k = frame.intrinsics
+    u, v = k.fx * p[0] / p[2] + k.cx, k.fy * p[1] / p[2] + k.cy
+    dist = []
+    for m in masks:
+        rows, cols = np.nonzero(m.mask)
+        dist.append(float(np.min(np.hypot(cols - u, rows - v))) if rows.size else math.inf)
+    return int(np.argmin(dist))
 
 
 def _features(scores, j: int) -> dict[str, float]:

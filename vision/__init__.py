@@ -12,7 +12,7 @@ from ._base import Segmenter
 from ._errors import BackendUnavailable, VisionError, WeightsError, WeightsNotFound
 from ._figures import MIN_VISIBLE_PX, FrameFigures, evaluate_frame, mask_iou
 from ._registry import BACKENDS, make_segmenter, segmenter_class
-from ._silhouette import neighbours, silhouette
+from ._silhouette import neighbours, silhouette, touching
 from ._tabletop import TabletopSegmenter, fit_support_plane
 from ._types import ObjectMask, Silhouette, SupportPlane
 
@@ -41,6 +41,7 @@ __all__ = [
     "neighbours",
     "segmenter_class",
     "silhouette",
+    "touching",
 ]
 
 

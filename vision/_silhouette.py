@@ -12,7 +12,7 @@ from scoring import check_positive
 
 from ._base import check_frame
 from ._camera import ray_axes
-from ._heights import surface_depth, volume_and_centre
+from ._heights import surface_depth, volume_and_centre, widest_depth
 from ._kernels import extent_above, fill_from_neighbours, plane_grid, rasterise_surface
 from ._types import ObjectMask, Silhouette, SupportPlane, check_mask
 
@@ -24,6 +24,10 @@ TOP_PERCENTILE = 2.0
 # of neighbour distances: a few straddle steps) are a step in depth, not surface.
 MAX_STEP_FACTOR = 3.0
 SPACING_PERCENTILE = 90.0
+# A target joins the mass of the masks touching it only when its own volume is at most this
+# share of the whole: a piece cut from a larger body (a lying bottle's neck is about 5 % of
+# it), not an object leaning on a neighbour of its size (replayed trials: README).
+FRAGMENT_SHARE = 0.25
 
 
 def _unit(v: object, name: str) -> np.ndarray:
@@ -104,14 +108,20 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                insertion_depth_m: float = 0.02, metres_per_px: float = 0.001,
                margin_m: float = 0.06, obstacles: np.ndarray | None = None,
                support: SupportPlane | None = None, clearance_m: float = 0.005,
-               x_axis: tuple[float, float, float] | np.ndarray | None = None) -> Silhouette:
+               x_axis: tuple[float, float, float] | np.ndarray | None = None,
+               attached: np.ndarray | None = None,
+               fragment_share: float = FRAGMENT_SHARE,
+               reach_widest_m: float | None = None) -> Silhouette:
     """The silhouette of one object for a gripper approaching along ``approach``.
 
     frame : an RGBDFrame with T_base_camera. mask : (H, W) bool or ObjectMask of the object.
     approach : (3,) direction of the approach in the base frame (default straight down).
     insertion_depth_m : how far past the object's first point along the approach the
         fingertips go; the silhouette keeps the object's points up to that depth (the part
-        the fingers meet). support : the plane the object stands on (e.g. the
+        the fingers meet). reach_widest_m : when given, the fingertips go at least this far
+        past the object's widest section along the approach (``widest_depth``: a lying can's
+        axis), so the pads meet it where its sides are square to them, not above it where
+        they lean in; the support's clearance still stops them. support : the plane the object stands on (e.g. the
         TabletopSegmenter's ``last_plane``); when given, the fingertips stop clearance_m
         above it. metres_per_px : image resolution (default 1 mm). margin_m : free border
         around the object, metres (room for the open fingers). obstacles : (H, W) bool
@@ -137,11 +147,15 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     mask = check_mask(mask, "mask", (h, w))
     if obstacles is not None:
         obstacles = check_mask(obstacles, "obstacles", (h, w)) & ~mask
+    if attached is not None:
+        attached = check_mask(attached, "attached", (h, w)) & ~mask
     a = _unit(approach, "approach")
     check_positive(metres_per_px, "metres_per_px")
     for name, v in (("insertion_depth_m", insertion_depth_m), ("margin_m", margin_m),
                     ("clearance_m", clearance_m)):
         check_positive(v, name, allow_zero=True)
+    if reach_widest_m is not None:
+        check_positive(reach_widest_m, "reach_widest_m", allow_zero=True)
     m = float(metres_per_px)
 
     R_bc = frame.T_base_camera[:3, :3]
@@ -155,6 +169,10 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     k_top = int(TOP_PERCENTILE / 100.0 * (depth_along.size - 1))
     top = float(np.partition(depth_along, k_top)[k_top])
     tip = top + float(insertion_depth_m)
+    if reach_widest_m is not None:
+        widest = widest_depth(grid)
+        if math.isfinite(widest):
+            tip = max(tip, widest + float(reach_widest_m))
     support_depth = math.nan  # the support's depth along the approach under the object
     if support is not None:
         # Stop the fingertips clearance_m above the support, on the approach line through the
@@ -177,6 +195,9 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     whole = _draw(grid, math.inf, lo, shape, m, max_step)  # all of the target, seen from above
     volume, centre_px = volume_and_centre(surface_depth(grid, lo, shape, m, whole),
                                           support_depth, m)
+    if attached is not None and attached.any() and volume > 0:
+        volume, centre_px = _join_attached(frame, attached, R, lo, m, max_step, support_depth,
+                                           volume, centre_px, fragment_share)
     depth = surface_depth(grid, lo, shape, m, target)
     if obstacles is not None and obstacles.any():
         obstacle_grid = _plane_grid(frame, obstacles, R)[0]
@@ -197,14 +218,65 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                       volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole)
 
 
-def neighbours(masks: list[ObjectMask] | list[np.ndarray], i: int) -> np.ndarray:
-    """(H, W) bool: every mask but the i-th, the obstacles for a grasp on object i (pass it
-    as ``silhouette(..., obstacles=)``: the support plane alone does not add them)."""
+def _join_attached(frame: RGBDFrame, attached: np.ndarray, R: np.ndarray, lo: np.ndarray,
+                   m: float, max_step: float, support_depth: float, volume: float,
+                   centre_px: np.ndarray, fragment_share: float) -> tuple[float, np.ndarray]:
+    """(volume, m³; centre, (column, row) pixels of the target's silhouette) of the target
+    together with the attached pixels' solid under their seen surface, each drawn over its own
+    extent (an attached body may reach past the silhouette's border); the target's own when
+    it is more than fragment_share of the whole."""
+    grid = _plane_grid(frame, attached, R)[0]
+    if grid.size == 0 or not np.isfinite(grid[..., 2]).any():
+        return volume, centre_px
+    _, _, _, x0, y0, x1, y1 = extent_above(grid, math.inf)
+    lo_a = np.array([x0, y0]) - m
+    size = np.ceil((np.array([x1, y1]) + m - lo_a) / m).astype(int) + 1
+    shape_a = (int(size[1]), int(size[0]))
+    whole_a = _draw(grid, math.inf, lo_a, shape_a, m, max_step)
+    v_a, c_a = volume_and_centre(surface_depth(grid, lo_a, shape_a, m, whole_a), support_depth, m)
+    if v_a <= 0 or volume > fragment_share * (volume + v_a):
+        return volume, centre_px
+    c_a = c_a + (lo_a - lo) / m  # into the target silhouette's pixels
+    return volume + v_a, (volume * np.asarray(centre_px) + v_a * c_a) / (volume + v_a)
+
+
+def touching(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: int = 2,
+             min_border_px: int = 6) -> np.ndarray:
+    """(H, W) bool: the masks joined to the i-th through a chain of touches (two masks touch
+    where at least min_border_px pixels of one lie within gap_px of the other: no table seen
+    between), the pieces that may be one body with it (pass it as ``silhouette(...,
+    attached=)``); camera pixels. A bottle's neck cut in two at its depth steps reaches the
+    body through its other piece."""
+    arrays = _mask_arrays(masks, i)
+    k = 2 * int(gap_px) + 1
+    kernel = np.ones((k, k), np.uint8)
+    group, frontier = {i}, [i]
+    while frontier:
+        near = cv2.dilate(arrays[frontier.pop()].view(np.uint8), kernel).view(np.bool_)
+        for j, m in enumerate(arrays):
+            if j not in group and np.count_nonzero(m & near) >= min_border_px:
+                group.add(j)
+                frontier.append(j)
+    out = np.zeros(arrays[i].shape, bool)
+    for j in group - {i}:
+        out |= arrays[j]
+    return out
+
+
+def _mask_arrays(masks: list[ObjectMask] | list[np.ndarray], i: int) -> list[np.ndarray]:
+    """The masks as (H, W) bool arrays, after checking that i indexes them."""
     if not masks:
         raise ValueError("masks is empty: there is no object to take neighbours of")
     if not (isinstance(i, (int, np.integer)) and 0 <= i < len(masks)):
         raise ValueError(f"i must be an index into the {len(masks)} masks, got {i!r}")
-    arrays = [m.mask if isinstance(m, ObjectMask) else np.asarray(m, bool) for m in masks]
+    return [np.ascontiguousarray(m.mask if isinstance(m, ObjectMask) else np.asarray(m, bool))
+            for m in masks]
+
+
+def neighbours(masks: list[ObjectMask] | list[np.ndarray], i: int) -> np.ndarray:
+    """(H, W) bool: every mask but the i-th, the obstacles for a grasp on object i (pass it
+    as ``silhouette(..., obstacles=)``: the support plane alone does not add them)."""
+    arrays = _mask_arrays(masks, i)
     out = np.zeros(arrays[0].shape, bool)
     for j, m in enumerate(arrays):
         if j != i:

@@ -101,7 +101,8 @@ class Silhouette:
         the object, metres; NaN without a support plane.
     volume_m3, centre_of_mass_px : the target's volume taken as solid under its seen surface
         down to the support, and that volume's centre in (column, row) pixels (NaN without a
-        support plane): the mass estimate and the lever of the gravity torque.
+        support plane): the mass estimate and the lever of the gravity torque; with the
+        ``attached`` pixels' volume joined in when silhouette() was given some.
     footprint : (H, W) bool, the whole target seen along the approach, below the fingertips
         too (what runs on under a contact tilts it).
     """

@@ -34,6 +34,7 @@ def test_relative_paths_are_taken_from_the_cell_files_folder(tmp_path):
     ("scoring:\n  masses_kg:\n    drill: -1\n", "scoring.masses_kg.drill", "-1"),
     ("gripper:\n  finger_thickness_m: -0.01\n", "gripper.finger_thickness_m", "-0.01"),
     ("gripper:\n  pad_friction: 0\n", "gripper.pad_friction", "0"),
+    ("scoring:\n  join_touching: maybe\n", "scoring.join_touching", "maybe"),
 ])
 def test_a_bad_value_names_file_key_and_value(text, key, value):
     with pytest.raises(CellFileError) as e:

@@ -74,6 +74,26 @@ def test_the_grasp_pose_comes_from_the_depth_not_the_simulator(cell):
     assert tip == pytest.approx(plan.sil.grasp_height_m, abs=1e-6)
 
 
+def test_a_logged_grasp_scores_again_as_planned_on_its_frame(cell):
+    """score_pose re-scores a pose on a frame (replays of logged trials rely on it): the
+    planned grasp gets its planned score back, a grasp turned 90 degrees another one, and a
+    tilted pose is refused by name."""
+    plan = cell.loop.plan()
+    assert hasattr(plan.choice, "score"), plan.choice
+    T = plan.choice.T_base_tcp
+    score, feats = cell.loop.score_pose(plan.frame, T)
+    assert score == pytest.approx(plan.choice.score, abs=1e-4)
+    assert feats["tan_score"] == pytest.approx(plan.choice.features["tan_score"], abs=1e-4)
+    turn = T.copy()
+    turn[:3, :2] = np.stack([T[:3, 1], -T[:3, 0]], axis=1)
+    assert cell.loop.score_pose(plan.frame, turn)[0] != pytest.approx(score, abs=1e-3)
+    tilted = T.copy()
+    c, s = np.cos(0.3), np.sin(0.3)
+    tilted[:3, :3] = T[:3, :3] @ np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    with pytest.raises(ValueError, match="approach"):
+        cell.loop.score_pose(plan.frame, tilted)
+
+
 def test_dropped_frames_give_no_grasp_and_the_loop_goes_on(cell):
     cam = cell.devices.camera
     cam.faults = ["drop"] * (cell.config.camera.retries + 1)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from scoring import search_grasps
-from vision import TabletopSegmenter, silhouette
+from vision import TabletopSegmenter, silhouette, touching
 
-from .synth import (Scene, footprint, iou, look_at, lying_cylinder, render, upright_box,
-                    upright_cylinder)
+from .synth import (Cylinder, Scene, footprint, iou, look_at, lying_cylinder, pose, render,
+                    upright_box, upright_cylinder)
 
 DOWN = look_at((0.0, 0.0, 0.7), (0.0, 0.0, 0.0))
 OBLIQUE = look_at((0.45, 0.1, 0.55), (0.0, 0.0, 0.0))
@@ -183,7 +183,8 @@ def test_the_readme_example_treats_the_neighbours_as_obstacles():
     seg = TabletopSegmenter()
     masks = seg.segment(frame)
     i = max(range(len(masks)), key=lambda k: (masks[k].mask & (frame.instance_ids == 1)).sum())
-    sil = silhouette(frame, masks[i], support=seg.last_plane, obstacles=neighbours(masks, i))
+    sil = silhouette(frame, masks[i], support=seg.last_plane, obstacles=neighbours(masks, i),
+                     attached=touching(masks, i))
     assert (sil.image & ~sil.target).sum() > 1000  # the can is in the image
     proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
     jaw = JawLimits(stroke_m=0.085, finger_thickness_m=0.014, force_n=40.0)
@@ -244,3 +245,79 @@ def test_a_lying_can_wider_than_the_stroke_gets_no_grasp_on_its_top():
     best = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, jaw=jaw,
                          depth=sil.depth_view())
     assert len(best) == 0 or best.scores.score[0] < 0.2
+
+
+def _lying_bottle(yaw: float) -> tuple[Cylinder, Cylinder]:
+    """A lying bottle as two coaxial cylinders: a 66 mm body 140 mm long and a 26 mm neck
+    50 mm long, whose top sits 40 mm below the body's (a step the segmenter cuts at)."""
+    body = lying_cylinder(0.0, 0.0, 0.033, 0.14, yaw=yaw)
+    centre = body.T[:3, 3] + body.T[:3, 2] * (0.07 + 0.025)
+    return body, Cylinder(pose(tuple(centre), yaw, math.pi / 2), 0.013, 0.025)
+
+
+@pytest.mark.parametrize("yaw", [0.3, 1.9])
+def test_a_neck_cut_from_its_bottle_carries_the_whole_bottles_mass_centre(yaw):
+    """The segmenter cuts a lying bottle at its shoulder; alone, the neck's mass centre sits
+    under a grasp on it (no torque). With the touching body attached, volume and centre are
+    the bottle's, so the torque term sees the lever of a grasp on the neck."""
+    body, neck = _lying_bottle(yaw)
+    frame = render(Scene([body, neck]), DOWN, noise=True, seed=4)
+    seg = TabletopSegmenter()
+    masks = seg.segment(frame)
+    assert len(masks) == 2  # the cut this protects against happens
+    i = int(np.argmin([m.mask.sum() for m in masks]))  # the neck
+    assert np.bincount(frame.instance_ids[masks[i].mask]).argmax() == 2
+    alone = silhouette(frame, masks[i], support=seg.last_plane)
+    joined = silhouette(frame, masks[i], support=seg.last_plane, attached=touching(masks, i))
+    neck_xy, body_xy = neck.T[:2, 3], body.T[:2, 3]
+    v_body = math.pi * 0.033 ** 2 * 0.14
+    union_xy = (v_body * body_xy + math.pi * 0.013 ** 2 * 0.05 * neck_xy) / (
+        v_body + math.pi * 0.013 ** 2 * 0.05)
+    at = lambda s: s.points_m(*s.centre_of_mass_px)[0][:2]  # noqa: E731
+    assert np.hypot(*(at(alone) - neck_xy)) < 0.005
+    assert np.hypot(*(at(joined) - union_xy)) < 0.008
+    assert alone.volume_m3 < 0.2 * v_body
+    assert joined.volume_m3 > v_body  # solid under the seen surface: over a lying can's
+    # the rest of the silhouette is the neck's alone: the body is not drawn into the target
+    assert np.array_equal(joined.target, alone.target)
+    # the body is no fragment of the neck: its own volume and centre stay its own
+    b = 1 - i
+    body_alone = silhouette(frame, masks[b], support=seg.last_plane)
+    body_joined = silhouette(frame, masks[b], support=seg.last_plane, attached=touching(masks, b))
+    assert body_joined.volume_m3 == body_alone.volume_m3
+
+
+def test_objects_apart_on_the_table_do_not_touch():
+    """Two cans 30 mm apart (table between them) are not joined; nor is an object itself."""
+    a, b = upright_cylinder(-0.05, 0.0, 0.03, 0.1), upright_cylinder(0.04, 0.0, 0.03, 0.1)
+    frame = render(Scene([a, b]), DOWN, noise=True, seed=5)
+    masks = TabletopSegmenter().segment(frame)
+    assert len(masks) == 2
+    assert not touching(masks, 0).any() and not touching(masks, 1).any()
+    body, neck = _lying_bottle(0.3)
+    frame = render(Scene([body, neck]), DOWN, noise=True, seed=4)
+    masks = TabletopSegmenter().segment(frame)
+    for i in range(2):
+        assert np.array_equal(touching(masks, i), masks[1 - i].mask)
+
+
+def test_reaching_past_the_widest_section_puts_the_pads_on_a_lying_cans_axis():
+    """A lying 66 mm can: 20 mm past its top the fingertips stop 13 mm above its axis, where
+    its sides lean in under the pads; reach_widest_m takes them 5 mm past its widest section
+    (the axis, less the outline's last sliver), and a box is left as it was."""
+    can = lying_cylinder(0.0, 0.0, 0.033, 0.14, yaw=0.3)
+    frame = render(Scene([can]), DOWN, noise=True, seed=2)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    plain = silhouette(frame, obj, support=seg.last_plane)
+    deep = silhouette(frame, obj, support=seg.last_plane, reach_widest_m=0.005)
+    assert plain.grasp_height_m == pytest.approx(0.046, abs=0.003)
+    assert deep.grasp_height_m == pytest.approx(0.033, abs=0.003)
+    # the deeper plane sees the whole 66 mm width; the shallower a chord of it
+    assert deep.target.sum() > 1.05 * plain.target.sum()
+    box = upright_box(0.0, 0.0, (0.05, 0.04, 0.06))
+    frame = render(Scene([box]), DOWN, noise=True, seed=2)
+    (obj,) = seg.segment(frame)
+    a = silhouette(frame, obj, support=seg.last_plane)
+    b = silhouette(frame, obj, support=seg.last_plane, reach_widest_m=0.005)
+    assert a.grasp_height_m == pytest.approx(b.grasp_height_m, abs=1e-3)
