@@ -77,7 +77,8 @@ def rss_mib() -> float:
 
 def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path,
         checkpoint: int = 0, finger_thickness_m: float | None = None,
-        measure: str = "graspline", pad_friction: float = 1.0):
+        measure: str = "graspline", pad_friction: float = 1.0, join_touching: bool = True,
+        reach_widest_m: float | None = None):
     """n trials on a fresh simulated cell; (records, wall seconds per trial). checkpoint > 0:
     print resident memory and the longest cycle so far every that many trials."""
     import msgspec
@@ -88,7 +89,9 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
     config = sim_cell_file(seed=seed, log_dir=str(log_dir), ycb_dir=ycb, pad_friction=pad_friction)
     config = msgspec.structs.replace(
         config, camera=CameraConfig(width_px=image[0], height_px=image[1]),
-        scoring=msgspec.structs.replace(config.scoring, measure=measure))
+        scoring=msgspec.structs.replace(config.scoring, measure=measure,
+                                        join_touching=join_touching,
+                                        reach_widest_m=reach_widest_m))
     recs, walls = [], []
     with PickingCell(config, config_hash(config), mode=mode) as cell:
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
@@ -318,13 +321,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="experiment: the jaw's finger bodies this thick (m; default 0.01)")
     p.add_argument("--measure", default="graspline", help="graspline (default) or tan2024")
     p.add_argument("--pad-friction", type=float, default=1.0, help="pad friction (0.5: taped)")
+    p.add_argument("--no-join-touching", action="store_true",
+                   help="the torque term sees the target mask alone (before touching masks joined)")
+    p.add_argument("--reach-widest", type=float, default=None,
+                   help="scoring.reach_widest_m: fingertips this far past the widest section")
     p.add_argument("--out", default=None, help="folder for the trial logs (default: a temp one)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     image = tuple(int(v) for v in args.image.lower().split("x"))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_cell-"))
     out.mkdir(parents=True, exist_ok=True)
-    kw = dict(measure=args.measure, pad_friction=args.pad_friction)
+    kw = dict(measure=args.measure, pad_friction=args.pad_friction,
+              join_touching=not args.no_join_touching, reach_widest_m=args.reach_widest)
     if args.soak:
         rss0 = rss_mib()
         print(f"| soak start | RSS {rss0:.0f} MiB | | |", flush=True)
@@ -340,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(r.outcome == 'error' for r in recs)} error | |")
         return 0
     print(f"# measure {args.measure}, pad friction {args.pad_friction:g}, image {args.image}, "
-          f"seed {args.seed}, YCB {'on' if args.ycb else 'off'}\n")
+          f"seed {args.seed}, YCB {'on' if args.ycb else 'off'}, touching masks "
+          f"{'not joined' if args.no_join_touching else 'joined'}, reach_widest_m "
+          f"{args.reach_widest}\n")
     if args.trials:
         recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
                           finger_thickness_m=args.finger_thickness, **kw)
