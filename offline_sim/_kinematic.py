@@ -38,6 +38,9 @@ from ._wrench import contact_wrenches, ferrari_canny
 
 # a certificate must clear δ by more than qhull's joggle moves ε (~1e-11)
 _CERTIFICATE_MARGIN = 1e-9
+# a gap bound must clear the contact tolerance by more than MuJoCo's distance error
+# (its convex collider stops at ccd_tolerance, 1e-6 by default) to stand for a query
+_GAP_NOISE = 1e-5
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,14 @@ class ClosingSettings:
         which also caps one step; withdraw_m : how far back along the approach the hand starts
         (None: the object's bounding radius plus 1 cm); table : whether the table blocks the
         hand and fingers; max_steps : cap on steps per phase (a stuck search ends there).
+    approach_margin_m : during the approach, gaps are measured up to this distance (so one
+        step can cross free space), and the table limits a step only by the approach's
+        component towards its top face (the hand translates, so every point's height above
+        the top changes by exactly that); None: the approach steps as the closing does, each
+        at most the smallest gap within margin_m, table included (the previous path, kept as
+        the benchmark's baseline). Both stop within contact_tol_m of the first contact and
+        never pass through; the step sequence, and so the contacts within the tolerance,
+        differ.
     """
 
     contact_tol_m: float = 5e-4
@@ -56,11 +67,15 @@ class ClosingSettings:
     withdraw_m: float | None = None
     table: bool = True
     max_steps: int = 400
+    approach_margin_m: float | None = 0.02
 
     def __post_init__(self) -> None:
         if not 0 < self.contact_tol_m < self.margin_m:
             raise ValueError(f"ClosingSettings: need 0 < contact_tol_m < margin_m, got "
                              f"{self.contact_tol_m!r} and {self.margin_m!r}")
+        if self.approach_margin_m is not None and not self.approach_margin_m >= self.margin_m:
+            raise ValueError(f"ClosingSettings: approach_margin_m must be None or >= margin_m, "
+                             f"got {self.approach_margin_m!r}")
         if self.withdraw_m is not None and not self.withdraw_m >= 0:
             raise ValueError(f"ClosingSettings: withdraw_m must be >= 0, got {self.withdraw_m!r}")
         if self.max_steps < 1:
@@ -74,7 +89,7 @@ class ClosedGrasp:
     positions : (K, 3) metres; normals : (K, 3) unit, into the object; links : (K,) index into
     HandModel.links; start_collision : the hand overlapped the object or table where the
     approach starts (no grasp); reached_pregrasp : the approach ran its full length;
-    steps : kinematic steps taken in both phases.
+    steps : collision queries (kinematic steps) in both phases.
     """
 
     positions: np.ndarray
@@ -105,13 +120,107 @@ class PfcResult:
     closing_s: float = 0.0
 
 
+class _ApproachMemo:
+    """The approach queries of earlier poses of one grasp, for later poses to skip queries.
+
+    Each pose of a P(fc) grid moves the object and not the hand, so an object gap measured
+    at travel t on an earlier pose is still a lower bound at t less the most any point of the
+    object has moved between the two poses (bounded over the vertices of the object's convex
+    geoms), and a table gap stands as measured. Keeps the poses of the last `history` closings.
+    """
+
+    def __init__(self, closer: "KinematicCloser", centre: np.ndarray | None = None,
+                 history: int = 48) -> None:
+        m, d, w = closer.model, closer.data, closer.world
+        import mujoco
+
+        # points of the object at the nominal pose (world) whose motion bounds that of every
+        # point of it: the vertices of its mesh geoms (MuJoCo collides a mesh's convex hull,
+        # and how far a point moves is convex in the point, so its maximum over a hull is at
+        # a vertex) and the bounding spheres of other geoms, radius 0 for the vertices;
+        # thinned to the hull of all of them
+        saved = d.qpos.copy()
+        d.qpos[:] = m.qpos0
+        q = w.object_qposadr
+        d.qpos[q:q + 3] = w.T_world_object[:3, 3]
+        d.qpos[q + 3:q + 7] = matrix_to_quat(w.T_world_object[:3, :3])
+        mujoco.mj_kinematics(m, d)
+        points, radii = [], []
+        for g in np.flatnonzero(closer.is_object):
+            R, p = d.geom_xmat[g].reshape(3, 3), d.geom_xpos[g]
+            if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH:
+                k = m.geom_dataid[g]
+                v = m.mesh_vert[m.mesh_vertadr[k]:m.mesh_vertadr[k] + m.mesh_vertnum[k]]
+                points.append(v @ R.T + p)
+                radii.append(np.zeros(len(v)))
+            else:
+                points.append(p[None, :].copy())
+                radii.append(np.array([m.geom_rbound[g]]))
+        d.qpos[:] = saved
+        points, radii = np.concatenate(points), np.concatenate(radii)
+        # about a centre c0, the reach of those points (with their radii) in 3-D and away
+        # from the vertical axis through c0 (the grid turns the object about that axis)
+        self.c0 = points.mean(axis=0) if centre is None else np.asarray(centre, np.float64)
+        u = points - self.c0
+        self.reach = float((np.linalg.norm(u, axis=1) + radii).max())
+        self.reach_z = float((np.linalg.norm(u[:, :2], axis=1) + radii).max())
+        self.history = history
+        self.poses: list[np.ndarray] = []  # displacements (4, 4) of the poses kept
+        self.queries: list[list[tuple[float, float, float]]] = []  # (t, object gap, table gap)
+        self.key: tuple | None = None
+
+    def start(self, T_object_hand: np.ndarray, preshape: np.ndarray | None,
+              T_displace: np.ndarray | None) -> None:
+        """A new pose (displacement, world; None: at rest) of a grasp begins; a grasp other
+        than the one the memo holds empties it (its hand path differs)."""
+        key = (np.asarray(T_object_hand, np.float64).tobytes(),
+               None if preshape is None else np.asarray(preshape, np.float64).tobytes())
+        if key != self.key:
+            self.key, self.poses, self.queries = key, [], []
+        T = np.eye(4) if T_displace is None else np.asarray(T_displace, np.float64)
+        self.poses.append(T)
+        self.queries.append([])
+        if len(self.poses) > self.history:
+            del self.poses[0], self.queries[0]
+
+    def moved(self, T_a: np.ndarray, T_b: np.ndarray) -> np.ndarray:
+        """The most any point of the object moves between displacement T_a (4, 4) and each
+        of T_b (H, 4, 4): for a point c0 + u, (R_a - R_b) u + (R_a - R_b) c0 + t_a - t_b,
+        where |(R_a - R_b) u| = |(I - R_aᵀ R_b) u| = 2 sin(φ/2) |u across the axis of
+        R_aᵀ R_b| for its angle φ, and 2 sin(φ/2) = sqrt(3 - tr(R_aᵀ R_b)). The reach across
+        the axis is reach_z where that axis is the vertical (the grid's turns, up to 1e-9),
+        else the 3-D reach."""
+        Ra, Rb = T_a[:3, :3], T_b[:, :3, :3]
+        M = np.einsum("ji,hjk->hik", Ra, Rb)  # R_aᵀ R_b
+        tilt = np.abs(M[:, 2, :2]).sum(axis=1) + np.abs(M[:, :2, 2]).sum(axis=1)
+        spin = np.sqrt(np.maximum(3.0 - np.einsum("hii->h", M), 0.0) + 1e-15)  # + the trace's rounding
+        reach = np.where(tilt < 1e-9, self.reach_z + 2.0 * tilt * self.reach, self.reach)
+        shift = (Ra[None] - Rb) @ self.c0 + (T_a[:3, 3] - T_b[:, :3, 3])
+        return (np.linalg.norm(shift, axis=1) + spin * reach) * (1.0 + 1e-9) + 1e-9
+
+    def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(t, object gap less the most the object has moved since, table gap) of every
+        query of the kept earlier poses, as arrays."""
+        if len(self.poses) < 2 or not any(self.queries[:-1]):
+            return np.zeros(0), np.zeros(0), np.zeros(0)
+        moved = self.moved(self.poses[-1], np.asarray(self.poses[:-1]))
+        rec = np.array([x for q in self.queries[:-1] for x in q])
+        moved = np.repeat(moved, [len(q) for q in self.queries[:-1]])
+        return rec[:, 0], rec[:, 1] - moved, rec[:, 2]
+
+    def add(self, t: float, g_obj: float, g_tab: float) -> None:
+        self.queries[-1].append((t, g_obj, g_tab))
+
+
 @dataclass
 class _FcMemo:
     """What the last hull of a P(fc) run found, for its neighbours on the grid to reuse.
 
     links, wrenches, epsilon : the one-contact-per-link subset's links, unit wrenches and exact
     ε at the pose where qhull last ran on it; direction : the weakest wrench direction (unit,
-    6-D) of the last full contact set; certified : decisions settled without qhull.
+    6-D) of the last full contact set; certified : decisions settled without qhull;
+    vertices, vertex_epsilon : the hull vertices (wrenches) and ε of the last hull that
+    showed force closure (a subset's or the full set's).
     """
 
     links: tuple[int, ...] = ()
@@ -119,24 +228,28 @@ class _FcMemo:
     epsilon: float = 0.0
     direction: np.ndarray | None = None
     certified: int = 0
+    vertices: np.ndarray | None = None
+    vertex_epsilon: float = 0.0
 
 
-def _hull_epsilon(w: np.ndarray) -> tuple[float, np.ndarray]:
-    """(ε, weakest direction) of unit wrenches w (M, 6), as ferrari_canny computes ε: the
-    direction u is a unit vector with max_i w_i . u equal to the hull's smallest facet offset
-    (negative when the origin is outside), or with w u = 0 when w does not span 6-D."""
+def _hull_epsilon(w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """(ε, weakest direction, hull vertex rows) of unit wrenches w (M, 6), as ferrari_canny
+    computes ε: the direction u is a unit vector with max_i w_i . u equal to the hull's
+    smallest facet offset (negative when the origin is outside), or with w u = 0 when w does
+    not span 6-D (then every row counts as a vertex)."""
     from scipy.spatial import ConvexHull, QhullError
 
     _, sv, vt = np.linalg.svd(w, full_matrices=True)
+    every = np.arange(len(w))
     if (sv > 1e-9).sum() < w.shape[1]:  # ferrari_canny's rank test (matrix_rank, tol 1e-9)
-        return 0.0, vt[-1]  # the wrenches leave out a direction: w . vt[-1] = 0
+        return 0.0, vt[-1], every  # the wrenches leave out a direction: w . vt[-1] = 0
     try:
         hull = ConvexHull(w, qhull_options="QJ")
     except QhullError:
-        return 0.0, vt[-1]
+        return 0.0, vt[-1], every
     offsets = -hull.equations[:, -1]
     i = int(np.argmin(offsets))
-    return float(max(0.0, offsets[i])), hull.equations[i, :-1].copy()
+    return float(max(0.0, offsets[i])), hull.equations[i, :-1].copy(), hull.vertices
 
 
 def _closing_joints(m, world: GraspWorld) -> tuple[np.ndarray, np.ndarray]:
@@ -231,22 +344,48 @@ class KinematicCloser:
         # back an approach starts clear of it
         self.radius_m = float(np.linalg.norm(object_points(world.obj), axis=1).max())
         self.withdraw_m = settings.withdraw_m if settings.withdraw_m is not None else self.radius_m + 0.01
+        # per model geom: its slot among the hand geoms (-1: not a hand geom)
+        self.slot = np.full(m.ngeom, -1, np.int64)
+        self.slot[self.hand_geoms] = np.arange(len(self.hand_geoms))
+        self.table_geom = int(t)
+        # the table's top face (world): its outward normal, a point on it, its half extents;
+        # the approach's table rule needs a box (or plane) that does not move
+        mujoco.mj_kinematics(m, self.data)
+        self.table_kind = int(m.geom_type[t])
+        self.table_R = self.data.geom_xmat[t].reshape(3, 3).copy()
+        self.table_top = self.data.geom_xpos[t] + self.table_R[:, 2] * (
+            m.geom_size[t, 2] if self.table_kind == mujoco.mjtGeom.mjGEOM_BOX else 0.0)
+        self.table_half = m.geom_size[t, :2].copy()
+        self.hand_rbound = m.geom_rbound[self.hand_geoms].copy()
+        self._g_obj = np.zeros(len(self.hand_geoms))  # the fast path's gap buffers
+        self._g_tab = np.zeros(len(self.hand_geoms))
 
     def _gaps(self) -> np.ndarray:
         """Per hand geom the smallest gap (m, capped at the margin) to an obstacle, after
         kinematics and collision at the current qpos."""
+        g_obj, g_tab = self._split_gaps(self.settings.margin_m)
+        return np.minimum(g_obj, g_tab)
+
+    def _split_gaps(self, cap: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per hand geom the smallest gap (m, capped at cap, the margin in force) to the
+        object and to the table, after kinematics and collision at the current qpos."""
         import mujoco
 
         m, d = self.model, self.data
         mujoco.mj_kinematics(m, d)
         mujoco.mj_collision(m, d)
-        gap = np.full(m.ngeom, self.settings.margin_m)
+        nh = len(self.hand_geoms)
+        gap = np.full(2 * nh, cap)  # [object gaps | table gaps]
         n = d.ncon
         if n:
-            g1, g2, dist = d.contact.geom1[:n], d.contact.geom2[:n], d.contact.dist[:n]
+            con = d.contact
+            g1, g2, dist = con.geom1[:n], con.geom2[:n], con.dist[:n]
             # every pair is hand-obstacle (hand geoms do not collide with each other)
-            np.minimum.at(gap, np.where(self.obstacle[g2], g1, g2), dist)
-        return gap[self.hand_geoms]
+            first_is_hand = self.slot[g1] >= 0
+            hand = np.where(first_is_hand, g1, g2)
+            other = np.where(first_is_hand, g2, g1)
+            np.minimum.at(gap, self.slot[hand] + nh * (other == self.table_geom), dist)
+        return gap[:nh], gap[nh:]
 
     def _set_start(self, T_object_hand: np.ndarray, T_displace: np.ndarray | None,
                    preshape: np.ndarray | None) -> np.ndarray:
@@ -268,26 +407,63 @@ class KinematicCloser:
         return T_w_tcp[:3, 2]
 
     def close(self, T_object_hand: np.ndarray, T_displace: np.ndarray | None = None,
-              preshape: np.ndarray | None = None) -> ClosedGrasp:
+              preshape: np.ndarray | None = None, *, warm: _ApproachMemo | None = None) -> ClosedGrasp:
         """Approach and close on the object displaced by T_displace (4, 4, world; None: at
-        rest) with the hand planned at T_object_hand (TCP in the nominal object frame)."""
+        rest) with the hand planned at T_object_hand (TCP in the nominal object frame).
+        warm : what earlier closings of the same grasp (T_object_hand, preshape) measured on
+        their approach (KinematicCloser.approach_memo); it saves collision queries and
+        changes nothing else: the contacts are those of a cold closing (tested)."""
         s, d = self.settings, self.data
         tol = s.contact_tol_m
         approach = self._set_start(T_object_hand, T_displace, preshape)
         travel = self.withdraw_m
-        steps = 0
         d.qpos[self.carrier_qadr] = -travel * approach
-        gap = self._gaps()
-        if gap.min() < -tol:  # the displaced object sits where the hand starts
+        if s.approach_margin_m is None:
+            steps, gap = self._approach_reference(approach)
+        else:
+            if warm is not None:
+                warm.start(T_object_hand, preshape, T_displace)
+            steps, gap = self._approach(approach, warm)
+        if gap is None:  # the displaced object sits where the hand starts
             return self._result(True, False, steps)
-        # approach: the whole hand translates, so every point moves by the step itself
-        while travel > 0 and gap.min() >= tol and steps < s.max_steps:
-            step = min(travel, gap.min() - 0.5 * tol)
-            travel -= step
-            d.qpos[self.carrier_qadr] = -travel * approach
-            gap = self._gaps()
+        reached, gap = gap
+        if s.approach_margin_m is None:
+            steps = self._close_joints_reference(gap, steps)
+        else:
+            steps = self._close_joints(gap, steps)
+        return self._result(False, reached, steps)
+
+    def _close_joints(self, gap: np.ndarray, steps: int) -> int:
+        """The closing phase (joints at their speeds until blocked or at a limit) by
+        conservative advancement, the per-step arithmetic in _closing_kernels.closing_step;
+        gap : per hand geom at the start. Returns steps plus the queries made."""
+        import mujoco
+
+        from . import _closing_kernels as kern
+
+        m, s, d = self.model, self.settings, self.data
+        q = d.qpos[self.qadr].copy()
+        moving = np.ones(len(self.joints), bool)
+        g_obj, g_tab = self._g_obj, self._g_tab
+        gap = np.ascontiguousarray(gap, np.float64)
+        for _ in range(s.max_steps):
+            if not kern.closing_step(gap, q, moving, self.carries, self.speeds, self.limit,
+                                     self.hinge, d.geom_xpos, self.hand_geoms, self.hand_rbound,
+                                     d.xanchor, self.joints, s.contact_tol_m):
+                break
+            d.qpos[self.qadr] = q
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_collision(m, d)
+            con = d.contact
+            kern.split_gaps(con.geom, con.dist, self.slot, self.table_geom, s.margin_m, g_obj, g_tab)
+            np.minimum(g_obj, g_tab, out=gap)
             steps += 1
-        reached = travel <= 0
+        return steps
+
+    def _close_joints_reference(self, gap: np.ndarray, steps: int) -> int:
+        """The closing phase in NumPy, as before the kernels (the benchmark's baseline)."""
+        s, d = self.settings, self.data
+        tol = s.contact_tol_m
         q = d.qpos[self.qadr].copy()
         moving = np.ones(len(self.joints), bool)
         for _ in range(s.max_steps):
@@ -309,7 +485,117 @@ class KinematicCloser:
             d.qpos[self.qadr] = q
             gap = self._gaps()
             steps += 1
-        return self._result(False, reached, steps)
+        return steps
+
+    def _approach_reference(self, approach: np.ndarray):
+        """The approach by conservative advancement within margin_m, every obstacle bounding
+        a step by its Euclidean gap: (steps, None) when the hand starts inside an obstacle,
+        else (steps, (reached the pre-grasp, gaps per hand geom at the stop))."""
+        s, d = self.settings, self.data
+        tol = s.contact_tol_m
+        travel, steps = self.withdraw_m, 0
+        gap = self._gaps()
+        if gap.min() < -tol:
+            return steps, None
+        # approach: the whole hand translates, so every point moves by the step itself
+        while travel > 0 and gap.min() >= tol and steps < s.max_steps:
+            step = min(travel, gap.min() - 0.5 * tol)
+            travel -= step
+            d.qpos[self.carrier_qadr] = -travel * approach
+            gap = self._gaps()
+            steps += 1
+        return steps, (travel <= 0, gap)
+
+    def _approach(self, approach: np.ndarray, warm: _ApproachMemo | None = None):
+        """The approach on a lattice of hand positions t_j = j h (h = contact_tol_m / 2,
+        the last one the pre-grasp): the hand stops at the first lattice position whose gap
+        to the object or table is below contact_tol_m (a contact), or at the pre-grasp.
+        Between lattice positions 0.25 mm apart nothing can be passed through, since each
+        stop is a whole tolerance clear. Which positions are queried does not change where
+        the hand stops, only how many queries it takes: a query at t with object gap g (to
+        approach_margin_m) clears every position within g - tol of t, the table's gap
+        clears them by the approach's component towards its top (see ClosingSettings), and
+        warm (what earlier poses of the same grasp measured) clears them too, the object
+        gaps less the most the object has moved since (the hand's path is the same for
+        every pose). So the stop, its contacts and everything after are those of a cold
+        approach; returns as _approach_reference."""
+        import mujoco
+
+        from . import _closing_kernels as kern
+
+        m, s, d = self.model, self.settings, self.data
+        tol = s.contact_tol_m
+        total = self.withdraw_m
+        h = 0.5 * tol
+        n = int(np.ceil(total / h))  # lattice 0..n, position n the pre-grasp
+        cap = s.approach_margin_m
+        d.qpos[self.carrier_qadr] = -total * approach
+        mujoco.mj_kinematics(m, d)
+        # how fast the hand sinks towards the table's top per metre of approach; valid
+        # as the table's gap rate while every hand geom stays over the top face (then
+        # its gap to the box is its height above the top) and for a plane everywhere
+        sink = float(-(approach @ self.table_R[:, 2]))
+        if self.table_kind == mujoco.mjtGeom.mjGEOM_BOX:
+            xy = (d.geom_xpos[self.hand_geoms] - self.table_top) @ self.table_R[:, :2]
+            reach = self.hand_rbound + total
+            if np.any(np.abs(xy) + reach[:, None] > self.table_half[None, :]):
+                sink = 1.0  # beyond the footprint: the Euclidean bound
+        elif self.table_kind != mujoco.mjtGeom.mjGEOM_PLANE:
+            sink = 1.0
+        clear_obj = np.zeros(n + 1, bool)  # lattice positions known to be clear of each
+        clear_tab = np.zeros(n + 1, bool)
+
+        def clear_around(t: np.ndarray, g_obj: np.ndarray, g_tab: np.ndarray) -> None:
+            """Mark clear what queries at travel t with gaps g_obj, g_tab (less any motion of
+            the object since) clear: within g - tol of t, and for the table in the
+            direction its gap grows, as far as its height allows."""
+            r = g_obj - (tol + _GAP_NOISE)
+            ok = r >= 0
+            kern.mark_clear(clear_obj, t[ok] - r[ok], t[ok] + r[ok], h, total)
+            r = g_tab - (tol + _GAP_NOISE)
+            ok = r >= 0
+            r = r[ok]
+            ahead = np.maximum(r, r / sink) if sink > 0 else np.full(r.shape, np.inf)
+            behind = np.maximum(r, r / -sink) if sink < 0 else np.full(r.shape, np.inf)
+            kern.mark_clear(clear_tab, t[ok] - behind, t[ok] + ahead, h, total)
+
+        if warm is not None:
+            clear_around(*warm.records())
+        if cap != s.margin_m:
+            m.geom_margin[self.hand_geoms] = cap
+        steps, j, measured = 0, 0, -1
+        g_obj, g_tab = self._g_obj, self._g_tab
+        try:
+            while True:
+                if not (clear_obj[j] and clear_tab[j]) or j == n:
+                    t = total if j == n else j * h
+                    d.qpos[self.carrier_qadr] = -(total - t) * approach
+                    mujoco.mj_kinematics(m, d)
+                    mujoco.mj_collision(m, d)
+                    con = d.contact
+                    kern.split_gaps(con.geom, con.dist, self.slot, self.table_geom, cap, g_obj, g_tab)
+                    measured, steps = j, steps + 1
+                    go, gt = float(g_obj.min()), float(g_tab.min())
+                    if warm is not None:
+                        warm.add(t, go, gt)
+                    if j == 0 and min(go, gt) < -tol:
+                        return steps, None
+                    if min(go, gt) < tol or j == n:
+                        break
+                    clear_around(np.array([t]), np.array([go]), np.array([gt]))
+                if steps >= s.max_steps:
+                    break
+                # on to the first position not known to be clear (or the pre-grasp)
+                ahead = np.flatnonzero(~(clear_obj[j + 1:n] & clear_tab[j + 1:n]))
+                j = j + 1 + int(ahead[0]) if ahead.size else n
+        finally:
+            if cap != s.margin_m:
+                m.geom_margin[self.hand_geoms] = s.margin_m
+        assert measured == j  # the stop was queried: the data holds its contacts
+        # the closing reads gaps within margin_m: a gap beyond it is capped there, as the
+        # closing's own queries report it (the contacts of _result need dist < 2 tol only)
+        gap = np.minimum(np.minimum(g_obj, g_tab), s.margin_m)
+        return steps, (j == n, gap)
 
     def _levers(self) -> np.ndarray:
         """(joints, hand geoms) metres a point of each geom moves per unit of each joint: the
@@ -409,7 +695,9 @@ class KinematicCloser:
             c = pos[idx].mean(axis=0)
             pick.append(idx[np.argmin(np.linalg.norm(pos[idx] - c, axis=1))])
         links = tuple(int(k) for k in np.unique(grasp.links))
-        sub = contact_wrenches(pos[pick], nrm[pick], mu=mu, torque_scale_m=torque_scale_m)
+        # the wrenches of all contacts once; a contact's rows depend on it alone
+        full = contact_wrenches(pos, nrm, mu=mu, torque_scale_m=torque_scale_m)
+        sub = full.reshape(len(pos), -1, 6)[pick].reshape(-1, 6)
         if memo is not None and memo.epsilon > delta and set(memo.links) <= set(links):
             # the rows of the memo's links (a link that came into contact since only adds
             # wrenches, and a superset's hull holds the subset's)
@@ -418,37 +706,50 @@ class KinematicCloser:
             if memo.epsilon - eta > delta + _CERTIFICATE_MARGIN:
                 memo.certified += 1
                 return True, memo.epsilon - eta
-        full = sub if len(pick) == len(pos) else contact_wrenches(pos, nrm, mu=mu,
-                                                                  torque_scale_m=torque_scale_m)
+        if memo is not None and memo.vertices is not None and memo.vertex_epsilon > delta:
+            # (1b) the same argument with any counterparts: every vertex v of the last hull
+            # that showed force closure has a wrench of this pose within η (its nearest), so
+            # max_i w_i . u >= max_v v . u - η for every u, and ε >= ε_memo - η
+            d2 = ((memo.vertices[:, None, :] - full[None, :, :]) ** 2).sum(axis=2)
+            eta = float(np.sqrt(d2.min(axis=1).max()))
+            if memo.vertex_epsilon - eta > delta + _CERTIFICATE_MARGIN:
+                memo.certified += 1
+                return True, memo.vertex_epsilon - eta
         if memo is not None and memo.direction is not None:
             upper = float((full @ memo.direction).max())
             if upper < delta - _CERTIFICATE_MARGIN:
                 memo.certified += 1
                 return False, max(upper, 0.0)
         if len(pick) < len(pos):
-            lower, _ = _hull_epsilon(sub)
+            lower, _, vert = _hull_epsilon(sub)
             if memo is not None:
                 memo.links, memo.wrenches, memo.epsilon = links, sub, lower
+                if lower > delta:
+                    memo.vertices, memo.vertex_epsilon = sub[vert], lower
             if lower > delta:
                 return True, lower
-        eps, direction = _hull_epsilon(full)
+        eps, direction, vert = _hull_epsilon(full)
         if memo is not None:
             memo.direction = direction
             if len(pick) == len(pos):
                 memo.links, memo.wrenches, memo.epsilon = links, sub, eps
+            if eps > delta:
+                memo.vertices, memo.vertex_epsilon = full[vert], eps
         return eps > delta, eps
 
     def pfc(self, T_object_hand: np.ndarray, preshape: np.ndarray | None = None, *,
             grid: np.ndarray | None = None, mu: float = 0.8, torque_scale_m: float | None = None,
             delta: float = 0.001, exact_epsilons: bool = False, reuse_hulls: bool = True,
-            progress=None) -> PfcResult:
+            warm_approach: bool = True, progress=None) -> PfcResult:
         """Weisz & Allen's P(fc) of one grasp: close on every (x, y, θ) displacement of the
         grid (default ±10 mm, ±20°, 1 mm / 1°: 18,081 poses), turning about the centroid of the
         nominal contacts in the table plane; P(fc) = share of poses with ε > delta.
         torque_scale_m : default the object's radius; exact_epsilons : compute every pose's
         exact ε (slower; P(fc) is the same either way); reuse_hulls : let neighbouring poses
         settle force closure by the certificates of force_closure (the same decisions, fewer
-        hulls); progress : callable(done, total)."""
+        hulls); warm_approach : let each pose's approach skip the collision queries that
+        earlier poses' gaps make needless (the same contacts, fewer queries: close's warm);
+        progress : callable(done, total)."""
         import time
 
         t0 = time.perf_counter()
@@ -466,10 +767,11 @@ class KinematicCloser:
         closed = np.zeros(len(g), bool)
         steps = 0
         memo = _FcMemo() if reuse_hulls and not exact_epsilons else None  # neighbours share hulls
+        approach = _ApproachMemo(self, centre) if warm_approach else None  # neighbours share gaps
         closing_s = 0.0
         for i, T in enumerate(transforms):
             t1 = time.perf_counter()
-            grasp = self.close(T_object_hand, T, preshape)
+            grasp = self.close(T_object_hand, T, preshape, warm=approach)
             closing_s += time.perf_counter() - t1
             closed[i], eps[i] = self.force_closure(grasp, mu, torque_scale_m, delta,
                                                    exact_epsilons, memo)

@@ -1,0 +1,108 @@
+"""Numba kernels of the kinematic closing's per-step arithmetic (KinematicCloser's fast path).
+
+Each does what a few lines of NumPy in offline_sim._kinematic do, on a handful of numbers, so
+that a closing step costs its MuJoCo collision query and little Python around it. The NumPy
+lines stay as the reference path (ClosingSettings(approach_margin_m=None)); the contacts of
+the two paths are compared in tests/offline_sim/test_kinematic.py.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True)
+def split_gaps(pairs: np.ndarray, dist: np.ndarray, slot: np.ndarray, table_geom: int,
+               cap: float, g_obj: np.ndarray, g_tab: np.ndarray) -> None:
+    """Per hand geom the smallest gap to the object (g_obj) and to the table (g_tab), capped
+    at cap. pairs (n, 2) int32 geom ids of MuJoCo's contacts, dist (n,) their distances (m);
+    slot : per model geom its index among the hand geoms, -1 for others. Every pair is
+    hand-obstacle (hand geoms do not collide with each other)."""
+    g_obj[:] = cap
+    g_tab[:] = cap
+    for i in range(pairs.shape[0]):
+        a, b = pairs[i, 0], pairs[i, 1]
+        if slot[a] >= 0:
+            k, other = slot[a], b
+        else:
+            k, other = slot[b], a
+        if other == table_geom:
+            if dist[i] < g_tab[k]:
+                g_tab[k] = dist[i]
+        elif dist[i] < g_obj[k]:
+            g_obj[k] = dist[i]
+
+
+@nb.njit(cache=True)
+def closing_step(gap: np.ndarray, q: np.ndarray, moving: np.ndarray, carries: np.ndarray,
+                 speeds: np.ndarray, limit: np.ndarray, hinge: np.ndarray, geom_xpos: np.ndarray,
+                 hand_geoms: np.ndarray, rbound: np.ndarray, xanchor: np.ndarray,
+                 joints: np.ndarray, tol: float) -> bool:
+    """One conservative-advancement step of the closing joints, in place: joints whose
+    carried geoms are within tol of an obstacle (gap (G,), m) or at their limit stop
+    (moving (J,) bool); the others advance q (J,) at speeds (J,) for the longest time in
+    which no point of a geom moves further than its gap less tol/2 (a point's speed bounded
+    by its joints' speeds times their reach: distance from the hinge's anchor plus the geom's
+    bounding radius, 1 for a slide), or until a limit. Returns False when no joint moves."""
+    nj, ng = carries.shape
+    any_moving = False
+    for j in range(nj):
+        if moving[j]:
+            if q[j] == limit[j]:
+                moving[j] = False
+                continue
+            for g in range(ng):
+                if carries[j, g] and gap[g] < tol:
+                    moving[j] = False
+                    break
+            if moving[j]:
+                any_moving = True
+    if not any_moving:
+        return False
+    dt = np.inf
+    for g in range(ng):
+        hg = hand_geoms[g]
+        rate = 0.0
+        for j in range(nj):
+            if moving[j] and carries[j, g]:
+                if hinge[j]:
+                    a = joints[j]
+                    dx = geom_xpos[hg, 0] - xanchor[a, 0]
+                    dy = geom_xpos[hg, 1] - xanchor[a, 1]
+                    dz = geom_xpos[hg, 2] - xanchor[a, 2]
+                    rate += abs(speeds[j]) * (np.sqrt(dx * dx + dy * dy + dz * dz) + rbound[g])
+                else:
+                    rate += abs(speeds[j])
+        if rate > 0:
+            t = (max(gap[g], tol) - 0.5 * tol) / rate
+            if t < dt:
+                dt = t
+    for j in range(nj):
+        if moving[j]:
+            t = (limit[j] - q[j]) / speeds[j]
+            if t < dt:
+                dt = t
+    for j in range(nj):
+        if moving[j]:
+            v = q[j] + speeds[j] * dt
+            if (v - limit[j]) * np.sign(speeds[j]) >= 0:
+                v = limit[j]
+            q[j] = v
+    return True
+
+
+@nb.njit(cache=True)
+def mark_clear(clear: np.ndarray, lo: np.ndarray, hi: np.ndarray, h: float, total: float) -> None:
+    """Mark clear the lattice positions t_j = j h (j < n) and t_n = total that lie in any
+    interval [lo_i, hi_i] (metres of travel); clear (n + 1,) bool."""
+    n = clear.shape[0] - 1
+    for i in range(lo.shape[0]):
+        a_f, b_f = max(lo[i], 0.0), min(hi[i], total)
+        if b_f < a_f:
+            continue
+        a = max(int(np.ceil(a_f / h)), 0)
+        b = min(int(np.floor(b_f / h)), n - 1)
+        for j in range(a, b + 1):
+            clear[j] = True
+        if a_f <= total <= b_f:
+            clear[n] = True
