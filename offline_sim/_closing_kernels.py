@@ -106,3 +106,65 @@ def mark_clear(clear: np.ndarray, lo: np.ndarray, hi: np.ndarray, h: float, tota
             clear[j] = True
         if a_f <= total <= b_f:
             clear[n] = True
+
+
+@nb.njit(cache=True)
+def pair_slopes(pairs: np.ndarray, dist: np.ndarray, frame: np.ndarray, slot: np.ndarray,
+                table_geom: int, approach: np.ndarray, g_out: np.ndarray, k_out: np.ndarray) -> int:
+    """Per hand-object geom pair among MuJoCo's contacts, its gap (the smallest distance of
+    the pair's contacts, m) and how fast the approach closes it: k = approach . n, n the
+    unit normal of that contact pointing from the hand geom to the object geom. Table pairs
+    are left out. Writes g_out[:P], k_out[:P] and returns P."""
+    n_pairs = 0
+    keys = np.empty(pairs.shape[0], np.int64)
+    for i in range(pairs.shape[0]):
+        a, b = pairs[i, 0], pairs[i, 1]
+        if slot[a] >= 0:
+            hand, other, sign = a, b, 1.0
+        else:
+            hand, other, sign = b, a, -1.0
+        if other == table_geom:
+            continue
+        key = hand * 1_000_003 + other
+        k = sign * (approach[0] * frame[i, 0] + approach[1] * frame[i, 1] + approach[2] * frame[i, 2])
+        found = -1
+        for p in range(n_pairs):
+            if keys[p] == key:
+                found = p
+                break
+        if found < 0:
+            keys[n_pairs] = key
+            g_out[n_pairs] = dist[i]
+            k_out[n_pairs] = k
+            n_pairs += 1
+        elif dist[i] < g_out[found]:
+            g_out[found] = dist[i]
+            k_out[found] = k
+    return n_pairs
+
+
+@nb.njit(cache=True)
+def object_reach(g: np.ndarray, k: np.ndarray, start: np.ndarray, moved: np.ndarray, cap: float,
+                 clearance: float, ahead: np.ndarray, behind: np.ndarray) -> None:
+    """How far the hand may move ahead of and behind each query along the approach and stay
+    clearance (m) clear of the object, which has moved by moved[q] (m) since query q.
+    Query q measured pairs start[q]:start[q + 1] with gaps g and closing rates k (see
+    pair_slopes); pairs it did not report were at least cap apart. The distance between
+    two convex geoms, one translating along a line, is convex in the travel, so it stays
+    above its tangent g - k s: ahead s <= (g - clearance - moved) / k where k > 0 (no limit
+    where k <= 0), behind s <= (g - clearance - moved) / -k where k < 0; unreported pairs
+    allow cap - clearance - moved either way. -1 where the query clears nothing."""
+    for q in range(start.shape[0] - 1):
+        base = cap - clearance - moved[q]
+        a, b = base, base
+        for p in range(start[q], start[q + 1]):
+            r = g[p] - clearance - moved[q]
+            if r < 0:
+                a, b = -1.0, -1.0
+                break
+            if k[p] > 0:
+                a = min(a, r / k[p])
+            elif k[p] < 0:
+                b = min(b, r / -k[p])
+        ahead[q] = a
+        behind[q] = b

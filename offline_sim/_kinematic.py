@@ -166,7 +166,7 @@ class _ApproachMemo:
         self.reach_z = float((np.linalg.norm(u[:, :2], axis=1) + radii).max())
         self.history = history
         self.poses: list[np.ndarray] = []  # displacements (4, 4) of the poses kept
-        self.queries: list[list[tuple[float, float, float]]] = []  # (t, object gap, table gap)
+        self.queries: list[list[tuple]] = []  # per pose: (t, table gap, pair gaps, pair rates)
         self.key: tuple | None = None
 
     def start(self, T_object_hand: np.ndarray, preshape: np.ndarray | None,
@@ -198,18 +198,27 @@ class _ApproachMemo:
         shift = (Ra[None] - Rb) @ self.c0 + (T_a[:3, 3] - T_b[:, :3, 3])
         return (np.linalg.norm(shift, axis=1) + spin * reach) * (1.0 + 1e-9) + 1e-9
 
-    def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(t, object gap less the most the object has moved since, table gap) of every
-        query of the kept earlier poses, as arrays."""
-        if len(self.poses) < 2 or not any(self.queries[:-1]):
-            return np.zeros(0), np.zeros(0), np.zeros(0)
+    def records(self):
+        """What the queries of the kept earlier poses measured, for _approach's
+        clear_around: travel t (Q,), table gap (Q,), object pair gaps g and closing rates k
+        (P,), query q's pairs start[q]:start[q + 1], and how far the object has moved since
+        each (Q,); None when there is nothing."""
+        done = self.queries[:-1]
+        if not any(done):
+            return None
         moved = self.moved(self.poses[-1], np.asarray(self.poses[:-1]))
-        rec = np.array([x for q in self.queries[:-1] for x in q])
-        moved = np.repeat(moved, [len(q) for q in self.queries[:-1]])
-        return rec[:, 0], rec[:, 1] - moved, rec[:, 2]
+        flat = [x for q in done for x in q]
+        t = np.array([x[0] for x in flat])
+        g_tab = np.array([x[1] for x in flat])
+        g = np.concatenate([x[2] for x in flat])
+        k = np.concatenate([x[3] for x in flat])
+        start = np.zeros(len(flat) + 1, np.int64)
+        np.cumsum([len(x[2]) for x in flat], out=start[1:])
+        return t, g_tab, g, k, start, np.repeat(moved, [len(q) for q in done])
 
-    def add(self, t: float, g_obj: float, g_tab: float) -> None:
-        self.queries[-1].append((t, g_obj, g_tab))
+    def add(self, t: float, g_tab: float, g: np.ndarray, k: np.ndarray) -> None:
+        """A query of the current pose: travel t, table gap, object pairs' gaps and rates."""
+        self.queries[-1].append((t, g_tab, g, k))
 
 
 @dataclass
@@ -544,15 +553,18 @@ class KinematicCloser:
             sink = 1.0
         clear_obj = np.zeros(n + 1, bool)  # lattice positions known to be clear of each
         clear_tab = np.zeros(n + 1, bool)
+        clearance = tol + _GAP_NOISE
 
-        def clear_around(t: np.ndarray, g_obj: np.ndarray, g_tab: np.ndarray) -> None:
-            """Mark clear what queries at travel t with gaps g_obj, g_tab (less any motion of
-            the object since) clear: within g - tol of t, and for the table in the
-            direction its gap grows, as far as its height allows."""
-            r = g_obj - (tol + _GAP_NOISE)
-            ok = r >= 0
-            kern.mark_clear(clear_obj, t[ok] - r[ok], t[ok] + r[ok], h, total)
-            r = g_tab - (tol + _GAP_NOISE)
+        def clear_around(t: np.ndarray, g_tab: np.ndarray, g: np.ndarray, k: np.ndarray,
+                         start: np.ndarray, moved: np.ndarray) -> None:
+            """Mark clear what queries at travel t (Q,) clear: of the object, by their pairs'
+            gaps and closing rates (see _closing_kernels.object_reach), less how far the
+            object has moved since (moved (Q,)); of the table, by its gap g_tab (Q,), both
+            ways Euclidean and in the direction it grows as far as its height allows."""
+            ahead, behind = np.empty(len(t)), np.empty(len(t))
+            kern.object_reach(g, k, start, moved, cap, clearance, ahead, behind)
+            kern.mark_clear(clear_obj, t - behind, t + ahead, h, total)
+            r = g_tab - clearance
             ok = r >= 0
             r = r[ok]
             ahead = np.maximum(r, r / sink) if sink > 0 else np.full(r.shape, np.inf)
@@ -560,11 +572,14 @@ class KinematicCloser:
             kern.mark_clear(clear_tab, t[ok] - behind, t[ok] + ahead, h, total)
 
         if warm is not None:
-            clear_around(*warm.records())
+            prior = warm.records()
+            if prior is not None:
+                clear_around(*prior)
         if cap != s.margin_m:
             m.geom_margin[self.hand_geoms] = cap
         steps, j, measured = 0, 0, -1
         g_obj, g_tab = self._g_obj, self._g_tab
+        a = np.ascontiguousarray(approach, np.float64)
         try:
             while True:
                 if not (clear_obj[j] and clear_tab[j]) or j == n:
@@ -573,16 +588,21 @@ class KinematicCloser:
                     mujoco.mj_kinematics(m, d)
                     mujoco.mj_collision(m, d)
                     con = d.contact
-                    kern.split_gaps(con.geom, con.dist, self.slot, self.table_geom, cap, g_obj, g_tab)
+                    pairs, dist = con.geom, con.dist
+                    kern.split_gaps(pairs, dist, self.slot, self.table_geom, cap, g_obj, g_tab)
                     measured, steps = j, steps + 1
                     go, gt = float(g_obj.min()), float(g_tab.min())
-                    if warm is not None:
-                        warm.add(t, go, gt)
                     if j == 0 and min(go, gt) < -tol:
                         return steps, None
                     if min(go, gt) < tol or j == n:
                         break
-                    clear_around(np.array([t]), np.array([go]), np.array([gt]))
+                    pg, pk = np.empty(len(dist)), np.empty(len(dist))
+                    npair = kern.pair_slopes(pairs, dist, con.frame, self.slot, self.table_geom, a, pg, pk)
+                    pg, pk = pg[:npair], pk[:npair]
+                    if warm is not None:
+                        warm.add(t, gt, pg, pk)
+                    clear_around(np.array([t]), np.array([gt]), pg, pk, np.array([0, npair]),
+                                 np.zeros(1))
                 if steps >= s.max_steps:
                     break
                 # on to the first position not known to be clear (or the pre-grasp)
