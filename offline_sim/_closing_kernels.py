@@ -113,8 +113,9 @@ def pair_slopes(pairs: np.ndarray, dist: np.ndarray, frame: np.ndarray, slot: np
                 table_geom: int, approach: np.ndarray, g_out: np.ndarray, k_out: np.ndarray) -> int:
     """Per hand-object geom pair among MuJoCo's contacts, its gap (the smallest distance of
     the pair's contacts, m) and how fast the approach closes it: k = approach . n, n the
-    unit normal of that contact pointing from the hand geom to the object geom. Table pairs
-    are left out. Writes g_out[:P], k_out[:P] and returns P."""
+    unit normal of that contact pointing from the hand geom to the object geom (the
+    direction along which the pair is that far apart). Table pairs are left out. Writes
+    g_out[:P], k_out[:P] and returns P."""
     n_pairs = 0
     keys = np.empty(pairs.shape[0], np.int64)
     for i in range(pairs.shape[0]):
@@ -149,11 +150,14 @@ def object_reach(g: np.ndarray, k: np.ndarray, start: np.ndarray, moved: np.ndar
     """How far the hand may move ahead of and behind each query along the approach and stay
     clearance (m) clear of the object, which has moved by moved[q] (m) since query q.
     Query q measured pairs start[q]:start[q + 1] with gaps g and closing rates k (see
-    pair_slopes); pairs it did not report were at least cap apart. The distance between
-    two convex geoms, one translating along a line, is convex in the travel, so it stays
-    above its tangent g - k s: ahead s <= (g - clearance - moved) / k where k > 0 (no limit
-    where k <= 0), behind s <= (g - clearance - moved) / -k where k < 0; unreported pairs
-    allow cap - clearance - moved either way. -1 where the query clears nothing."""
+    pair_slopes); pairs it did not report were at least cap apart. A pair g apart along n
+    is, after the hand translates by s along the approach, g - k s apart along n (exactly:
+    a translation), and its distance is at least that (for the closest points' direction
+    the two are equal, and the distance of two convex geoms, one translating along a line,
+    is convex in the travel with that slope): so ahead s <= (g - clearance - moved) / k where
+    k > 0 (no limit where k <= 0), behind s <= (g - clearance - moved) / -k where k < 0;
+    unreported pairs allow cap - clearance - moved either way. -1 where the query clears
+    nothing."""
     for q in range(start.shape[0] - 1):
         base = cap - clearance - moved[q]
         a, b = base, base
@@ -168,3 +172,33 @@ def object_reach(g: np.ndarray, k: np.ndarray, start: np.ndarray, moved: np.ndar
                 b = min(b, r / -k[p])
         ahead[q] = a
         behind[q] = b
+
+
+@nb.njit(cache=True)
+def object_motion(T_a: np.ndarray, T_b: np.ndarray, c0: np.ndarray, reach: float, reach_z: float,
+                  out: np.ndarray) -> None:
+    """_ApproachMemo.moved's bound for each of T_b (H, 4, 4) against T_a (4, 4), into out (H,):
+    |(R_a - R_b) c0 + t_a - t_b| + sqrt(3 - tr(R_aᵀ R_b)) times the object's reach across the
+    axis of R_aᵀ R_b (reach_z, widened by the tilt, where that axis is within 1e-9 of the
+    vertical; else reach), inflated by 1e-9 relative and absolute for rounding."""
+    for h in range(T_b.shape[0]):
+        tr = 0.0
+        tilt = 0.0
+        for i in range(3):
+            for jj in range(3):
+                mij = 0.0  # (R_aᵀ R_b)[i, jj]
+                for k in range(3):
+                    mij += T_a[k, i] * T_b[h, k, jj]
+                if i == jj:
+                    tr += mij
+                elif i == 2 or jj == 2:
+                    tilt += abs(mij)
+        spin = np.sqrt(max(3.0 - tr, 0.0) + 1e-15)
+        r = reach_z + 2.0 * tilt * reach if tilt < 1e-9 else reach
+        s2 = 0.0
+        for i in range(3):
+            v = T_a[i, 3] - T_b[h, i, 3]
+            for k in range(3):
+                v += (T_a[i, k] - T_b[h, i, k]) * c0[k]
+            s2 += v * v
+        out[h] = (np.sqrt(s2) + spin * r) * (1.0 + 1e-9) + 1e-9

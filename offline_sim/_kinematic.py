@@ -10,7 +10,15 @@ no dynamics runs and the object never moves.
 
 Motion is by conservative advancement: each step moves every free point of the hand by at
 most the gap in front of it, so nothing passes through the object, and gaps shrink
-geometrically to the contact tolerance instead of creeping in fixed small steps.
+geometrically to the contact tolerance instead of creeping in fixed small steps. The approach
+(a translation) stops at the first position of a 0.25 mm lattice along it that is within the
+tolerance of a contact; which positions are queried only changes the cost, so P(fc)'s poses
+skip the queries that their neighbours' gaps make needless (KinematicCloser._approach), and
+the contacts are those of a cold approach, bit for bit.
+
+Where a P(fc) grid's time goes (README, "P(fc)"): MuJoCo's collision queries, about 9 per
+pose (an approach query costs about as much as a closing step), qhull on the poses whose
+force closure no neighbour's hull settles, and the Python around both.
 
 Departures from the paper (GraspIt! is not available; these are ours):
 - Joints close at their drive speeds with no load (Kim eq. 1 at τ = 0), a tendon's speed split
@@ -198,23 +206,29 @@ class _ApproachMemo:
         shift = (Ra[None] - Rb) @ self.c0 + (T_a[:3, 3] - T_b[:, :3, 3])
         return (np.linalg.norm(shift, axis=1) + spin * reach) * (1.0 + 1e-9) + 1e-9
 
-    def records(self):
-        """What the queries of the kept earlier poses measured, for _approach's
-        clear_around: travel t (Q,), table gap (Q,), object pair gaps g and closing rates k
-        (P,), query q's pairs start[q]:start[q + 1], and how far the object has moved since
-        each (Q,); None when there is nothing."""
-        done = self.queries[:-1]
-        if not any(done):
+    def records(self, keep: int = 12):
+        """What the queries of the `keep` kept earlier poses nearest the current one (by
+        moved) measured, for _approach's clear_around: travel t (Q,), table gap (Q,),
+        object pair gaps g and closing rates k (P,), query q's pairs start[q]:start[q + 1],
+        and how far the object has moved since each (Q,); None when there is nothing."""
+        from . import _closing_kernels as kern
+
+        if len(self.poses) < 2:
             return None
-        moved = self.moved(self.poses[-1], np.asarray(self.poses[:-1]))
-        flat = [x for q in done for x in q]
-        t = np.array([x[0] for x in flat])
-        g_tab = np.array([x[1] for x in flat])
-        g = np.concatenate([x[2] for x in flat])
-        k = np.concatenate([x[3] for x in flat])
+        moved = np.empty(len(self.poses) - 1)
+        kern.object_motion(self.poses[-1], np.asarray(self.poses[:-1]), self.c0, self.reach,
+                           self.reach_z, moved)
+        picks = np.argsort(moved, kind="stable")[:keep]
+        flat = [(x, moved[i]) for i in picks for x in self.queries[i]]
+        if not flat:
+            return None
+        t = np.array([x[0] for x, _ in flat])
+        g_tab = np.array([x[1] for x, _ in flat])
+        g = np.concatenate([x[2] for x, _ in flat])
+        k = np.concatenate([x[3] for x, _ in flat])
         start = np.zeros(len(flat) + 1, np.int64)
-        np.cumsum([len(x[2]) for x in flat], out=start[1:])
-        return t, g_tab, g, k, start, np.repeat(moved, [len(q) for q in done])
+        np.cumsum([len(x[2]) for x, _ in flat], out=start[1:])
+        return t, g_tab, g, k, start, np.array([e for _, e in flat])
 
     def add(self, t: float, g_tab: float, g: np.ndarray, k: np.ndarray) -> None:
         """A query of the current pose: travel t, table gap, object pairs' gaps and rates."""
@@ -239,6 +253,40 @@ class _FcMemo:
     certified: int = 0
     vertices: np.ndarray | None = None
     vertex_epsilon: float = 0.0
+
+
+def _cone_wrenches(p: np.ndarray, n: np.ndarray, mu: float, torque_scale_m: float) -> np.ndarray:
+    """contact_wrenches(p, n, mu=mu, torque_scale_m=torque_scale_m) for (N, 3) contacts with
+    8 cone edges, the same arithmetic in the same order (bit for bit, tested) with less
+    NumPy overhead: np.cross and the norms written out per component."""
+    n = n / np.sqrt(n[:, 0] * n[:, 0] + n[:, 1] * n[:, 1] + n[:, 2] * n[:, 2])[:, None]
+    # tangent_basis: t1 = n x helper, helper world x (or y where n is near x), t2 = n x t1
+    near_x = ~(np.abs(n[:, 0]) < 0.9)
+    hx, hy = (~near_x).astype(np.float64), near_x.astype(np.float64)
+    t1 = np.empty_like(n)
+    t1[:, 0] = n[:, 1] * 0.0 - n[:, 2] * hy
+    t1[:, 1] = n[:, 2] * hx - n[:, 0] * 0.0
+    t1[:, 2] = n[:, 0] * hy - n[:, 1] * hx
+    t1 /= np.sqrt(t1[:, 0] * t1[:, 0] + t1[:, 1] * t1[:, 1] + t1[:, 2] * t1[:, 2])[:, None]
+    t2 = _cross(n, t1)
+    f = (n[:, None, :] + mu * (_COS8[None, :, None] * t1[:, None, :]
+                               + _SIN8[None, :, None] * t2[:, None, :]))
+    f = (f / np.sqrt(1.0 + mu * mu)).reshape(-1, 3)
+    tau = _cross(np.repeat(p, 8, axis=0), f) / torque_scale_m
+    return np.hstack([f, tau])
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise a x b of (N, 3) arrays, as np.cross computes it."""
+    out = np.empty_like(a)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
+_PHI8 = 2.0 * np.pi * np.arange(8) / 8
+_COS8, _SIN8 = np.cos(_PHI8), np.sin(_PHI8)
 
 
 def _hull_epsilon(w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -366,6 +414,7 @@ class KinematicCloser:
             m.geom_size[t, 2] if self.table_kind == mujoco.mjtGeom.mjGEOM_BOX else 0.0)
         self.table_half = m.geom_size[t, :2].copy()
         self.hand_rbound = m.geom_rbound[self.hand_geoms].copy()
+        self._mount = None  # (T_object_hand, mount position, quaternion, approach) last set
         self._g_obj = np.zeros(len(self.hand_geoms))  # the fast path's gap buffers
         self._g_tab = np.zeros(len(self.hand_geoms))
 
@@ -407,13 +456,19 @@ class KinematicCloser:
         d.qpos[q:q + 3] = T_wo[:3, 3]
         d.qpos[q + 3:q + 7] = matrix_to_quat(T_wo[:3, :3])
         # the hand is planned against the nominal pose: it does not know the object moved
-        T_w_tcp = w.T_world_object @ np.asarray(T_object_hand, np.float64)
-        T_w_root = T_w_tcp @ invert(w.T_root_tcp)
-        m.body_pos[w.mount_body] = T_w_root[:3, 3]
-        m.body_quat[w.mount_body] = matrix_to_quat(T_w_root[:3, :3])
+        # (the mount's pose is kept for the next call with the same grasp: P(fc)'s poses)
+        T_object_hand = np.asarray(T_object_hand, np.float64)
+        if self._mount is None or not np.array_equal(self._mount[0], T_object_hand):
+            T_w_tcp = w.T_world_object @ T_object_hand
+            T_w_root = T_w_tcp @ invert(w.T_root_tcp)
+            self._mount = (T_object_hand.copy(), T_w_root[:3, 3].copy(),
+                           matrix_to_quat(T_w_root[:3, :3]), T_w_tcp[:3, 2].copy())
+        _, pos, quat, approach = self._mount
+        m.body_pos[w.mount_body] = pos
+        m.body_quat[w.mount_body] = quat
         values = w.preshape_value if preshape is None else np.asarray(preshape, np.float64)
         d.qpos[w.preshape_qposadr] = values
-        return T_w_tcp[:3, 2]
+        return approach.copy()
 
     def close(self, T_object_hand: np.ndarray, T_displace: np.ndarray | None = None,
               preshape: np.ndarray | None = None, *, warm: _ApproachMemo | None = None) -> ClosedGrasp:
@@ -521,13 +576,15 @@ class KinematicCloser:
         to the object or table is below contact_tol_m (a contact), or at the pre-grasp.
         Between lattice positions 0.25 mm apart nothing can be passed through, since each
         stop is a whole tolerance clear. Which positions are queried does not change where
-        the hand stops, only how many queries it takes: a query at t with object gap g (to
-        approach_margin_m) clears every position within g - tol of t, the table's gap
-        clears them by the approach's component towards its top (see ClosingSettings), and
-        warm (what earlier poses of the same grasp measured) clears them too, the object
-        gaps less the most the object has moved since (the hand's path is the same for
-        every pose). So the stop, its contacts and everything after are those of a cold
-        approach; returns as _approach_reference."""
+        the hand stops, only how many queries it takes: a query at t clears the positions
+        where every hand-object pair it measured (to approach_margin_m) stays more than tol
+        apart along the direction it was measured in (its gap less the travel times the
+        approach's component along that direction: _closing_kernels.object_reach), and
+        where the table's height does (see ClosingSettings); warm (what earlier poses of
+        the same grasp measured) clears them too, its object gaps less the most the object
+        has moved since (the hand's path is the same for every pose). So the stop, its
+        contacts and everything after are those of a cold approach (tested against querying
+        every position); returns as _approach_reference."""
         import mujoco
 
         from . import _closing_kernels as kern
@@ -716,7 +773,7 @@ class KinematicCloser:
             pick.append(idx[np.argmin(np.linalg.norm(pos[idx] - c, axis=1))])
         links = tuple(int(k) for k in np.unique(grasp.links))
         # the wrenches of all contacts once; a contact's rows depend on it alone
-        full = contact_wrenches(pos, nrm, mu=mu, torque_scale_m=torque_scale_m)
+        full = _cone_wrenches(pos, nrm, mu, torque_scale_m)  # = contact_wrenches (tested)
         sub = full.reshape(len(pos), -1, 6)[pick].reshape(-1, 6)
         if memo is not None and memo.epsilon > delta and set(memo.links) <= set(links):
             # the rows of the memo's links (a link that came into contact since only adds
