@@ -60,14 +60,15 @@ class ClosingSettings:
         which also caps one step; withdraw_m : how far back along the approach the hand starts
         (None: the object's bounding radius plus 1 cm); table : whether the table blocks the
         hand and fingers; max_steps : cap on steps per phase (a stuck search ends there).
-    approach_margin_m : during the approach, gaps are measured up to this distance (so one
-        step can cross free space), and the table limits a step only by the approach's
-        component towards its top face (the hand translates, so every point's height above
-        the top changes by exactly that); None: the approach steps as the closing does, each
-        at most the smallest gap within margin_m, table included (the previous path, kept as
-        the benchmark's baseline). Both stop within contact_tol_m of the first contact and
-        never pass through; the step sequence, and so the contacts within the tolerance,
-        differ.
+    approach_margin_m : during the approach, gaps are measured up to this distance, the
+        hand stops on a lattice of positions contact_tol_m / 2 apart, and a query clears the
+        travel along each measured pair's direction and over the table's height
+        (KinematicCloser._approach); more than margin_m makes a query dearer and saved none
+        (README). None: the previous path, kept as the benchmark's baseline: the approach
+        steps as the closing does, each at most the smallest gap within margin_m, table
+        included, and the closing's arithmetic runs in NumPy. Both stop within contact_tol_m
+        of the first contact and never pass through; their step sequences, and so their
+        contacts within the tolerance, differ.
     """
 
     contact_tol_m: float = 5e-4
@@ -145,8 +146,7 @@ class _ApproachMemo:
         # points of the object at the nominal pose (world) whose motion bounds that of every
         # point of it: the vertices of its mesh geoms (MuJoCo collides a mesh's convex hull,
         # and how far a point moves is convex in the point, so its maximum over a hull is at
-        # a vertex) and the bounding spheres of other geoms, radius 0 for the vertices;
-        # thinned to the hull of all of them
+        # a vertex) and the bounding spheres of other geoms, radius 0 for the vertices
         saved = d.qpos.copy()
         d.qpos[:] = m.qpos0
         q = w.object_qposadr
@@ -476,8 +476,9 @@ class KinematicCloser:
         """Approach and close on the object displaced by T_displace (4, 4, world; None: at
         rest) with the hand planned at T_object_hand (TCP in the nominal object frame).
         warm : what earlier closings of the same grasp (T_object_hand, preshape) measured on
-        their approach (KinematicCloser.approach_memo); it saves collision queries and
-        changes nothing else: the contacts are those of a cold closing (tested)."""
+        their approach (an _ApproachMemo; pfc keeps one per grasp); it saves collision
+        queries and changes nothing else: the contacts are those of a cold closing (tested).
+        Ignored by the previous path (approach_margin_m None)."""
         s, d = self.settings, self.data
         tol = s.contact_tol_m
         approach = self._set_start(T_object_hand, T_displace, preshape)
