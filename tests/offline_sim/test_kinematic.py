@@ -247,8 +247,12 @@ def _lattice_stop_by_every_query(closer, T_object_hand, T_displace, preshape=Non
     tol, total = s.contact_tol_m, closer.withdraw_m
     h = 0.5 * tol
     n = int(np.ceil(total / h))
+    import mujoco
+
     approach = closer._set_start(T_object_hand, T_displace, preshape)
     closer.model.geom_margin[closer.hand_geoms] = s.approach_margin_m
+    flags = closer.model.opt.disableflags  # gaps from each pair's nearest points, as close does
+    closer.model.opt.disableflags = flags | mujoco.mjtDisableBit.mjDSBL_MULTICCD
     try:
         for j in range(n + 1):
             t = total if j == n else j * h
@@ -262,6 +266,7 @@ def _lattice_stop_by_every_query(closer, T_object_hand, T_displace, preshape=Non
         return total
     finally:
         closer.model.geom_margin[closer.hand_geoms] = s.margin_m
+        closer.model.opt.disableflags = flags
 
 
 def _approach_travel(closer, T_object_hand, grasp):
