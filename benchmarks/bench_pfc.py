@@ -146,7 +146,8 @@ def main() -> None:
                 for name, x in rows:
                     pp = np.array(x["per_pose"]) * 1e3
                     print(f"{k:>5} {name:>8} {x['pfc']:>6.3f} {x['wall'] * scale:>8.1f} s "
-                          f"{x['cpu'] * scale:>6.1f} s {np.median(pp):>8.2f} ms {np.percentile(pp, 99):>6.2f} ms "
+                          f"{x['cpu'] * scale:>6.1f} s {np.median(pp):>8.2f} ms "
+                          f"{np.percentile(pp, 99):>6.2f} ms "
                           f"{x['closing'] / n_timed * 1e3:>5.2f} ms {x['steps']:>7.1f} "
                           f"{x['certified'] / n_timed:>6.0%} {x['load'][0]:>4.1f}-{x['load'][1]:<4.1f}")
                 if before:
@@ -157,10 +158,10 @@ def main() -> None:
                           f"differ from the previous path's: "
                           f"{int(np.sum(np.array(b['closed']) != np.array(r['closed'])))} of {n_timed:,}")
                 if a.exact:
-                    timed_idx = (np.arange(n_grid) if a.poses is None
-                                 else np.arange(n_grid // 2 - a.poses // 2, n_grid // 2 - a.poses // 2 + a.poses))
-                    pick = np.sort(np.random.default_rng(0).choice(len(timed_idx), min(a.exact, len(timed_idx)),
-                                                                   replace=False))
+                    first = 0 if a.poses is None else n_grid // 2 - a.poses // 2
+                    timed_idx = np.arange(first, first + n_timed)
+                    rng = np.random.default_rng(0)
+                    pick = np.sort(rng.choice(n_timed, min(a.exact, n_timed), replace=False))
                     t0 = time.perf_counter()
                     exact = exact_decisions(hand, args, k, np.array(r["centre"]), timed_idx[pick])
                     same = np.array_equal(np.array(r["closed"])[pick].astype(bool), exact)

@@ -65,9 +65,10 @@ class ClosingSettings:
         travel along each measured pair's direction and over the table's height
         (KinematicCloser._approach); more than margin_m makes a query dearer and saved none
         (README). The queries along the way leave out MuJoCo's extra contact points per pair
-        (multiccd: a third of a query's cost), the contacts at the end have them. None: the previous path, kept as the benchmark's baseline: the approach
-        steps as the closing does, each at most the smallest gap within margin_m, table
-        included, and the closing's arithmetic runs in NumPy. Both stop within contact_tol_m
+        (multiccd: a third of a query's cost), the contacts at the end have them. None: the
+        previous path, kept as the benchmark's baseline: the approach steps as the closing
+        does, each at most the smallest gap within margin_m, table included, and the
+        closing's arithmetic runs in NumPy. Both stop within contact_tol_m
         of the first contact and never pass through; their step sequences, and so their
         contacts within the tolerance, differ.
     """

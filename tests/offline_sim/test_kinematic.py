@@ -433,5 +433,6 @@ def test_closing_step_kernel_matches_the_numpy_step():
             with np.errstate(divide="ignore", invalid="ignore"):
                 dt = min(dt, float(np.where(m_ref, (closer.limit - q) / closer.speeds, np.inf).min()))
             q_ref = np.where(m_ref, q + closer.speeds * dt, q)
-            q_ref = np.where(m_ref & ((q_ref - closer.limit) * np.sign(closer.speeds) >= 0), closer.limit, q_ref)
+            past = m_ref & ((q_ref - closer.limit) * np.sign(closer.speeds) >= 0)
+            q_ref = np.where(past, closer.limit, q_ref)
             np.testing.assert_allclose(q_k, q_ref, rtol=1e-12, atol=1e-15)
