@@ -182,6 +182,7 @@ def pfc_time(src: ObjectSource, hand: str, n_grasps: int, step_mm: float, step_d
           f"{'decisions = exact':>17}")
     for k in range(min(n_grasps, len(ev))):
         T, pre = ev.candidates.T_object_hand[k], ev.candidates.preshape[k]
+        closer.pfc(T, pre, grid=grid[:3], torque_scale_m=ev.object.radius_m)  # loads the JIT cache, untimed
         r = closer.pfc(T, pre, grid=timed, torque_scale_m=ev.object.radius_m)
         before = closer.pfc(T, pre, grid=timed, torque_scale_m=ev.object.radius_m, reuse_hulls=False)
         assert np.array_equal(r.closed, before.closed)

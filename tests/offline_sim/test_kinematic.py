@@ -235,3 +235,204 @@ def test_force_closure_certificates_agree_with_the_exact_epsilon(jaw_world, shif
         assert (eps <= exact + 1e-9) if ok else (exact - 1e-9 <= eps < 0.001)
     if shift_m <= 0.002:  # near neighbours: the memo settles some without a hull
         assert memo.certified >= 1
+
+
+# --- the fast path of P(fc): lattice approach, warm starts, kernels -------------------------
+
+def _lattice_stop_by_every_query(closer, T_object_hand, T_displace, preshape=None):
+    """The approach's definition, by brute force: the travel of the first lattice position
+    (0.25 mm apart, the last one the pre-grasp) whose gap to the object or table is below the
+    tolerance, querying every position; None when the hand starts inside an obstacle."""
+    s = closer.settings
+    tol, total = s.contact_tol_m, closer.withdraw_m
+    h = 0.5 * tol
+    n = int(np.ceil(total / h))
+    import mujoco
+
+    approach = closer._set_start(T_object_hand, T_displace, preshape)
+    closer.model.geom_margin[closer.hand_geoms] = s.approach_margin_m
+    flags = closer.model.opt.disableflags  # gaps from each pair's nearest points, as close does
+    closer.model.opt.disableflags = flags | mujoco.mjtDisableBit.mjDSBL_MULTICCD
+    try:
+        for j in range(n + 1):
+            t = total if j == n else j * h
+            closer.data.qpos[closer.carrier_qadr] = -(total - t) * approach
+            g_obj, g_tab = closer._split_gaps(s.approach_margin_m)
+            gap = min(g_obj.min(), g_tab.min())
+            if j == 0 and gap < -tol:
+                return None
+            if gap < tol:
+                return t
+        return total
+    finally:
+        closer.model.geom_margin[closer.hand_geoms] = s.margin_m
+        closer.model.opt.disableflags = flags
+
+
+def _approach_travel(closer, T_object_hand, grasp):
+    """How far the hand travelled before closing, from the carrier's position after close."""
+    approach = (closer.world.T_world_object @ T_object_hand)[:3, 2]
+    return closer.withdraw_m - float(-closer.data.qpos[closer.carrier_qadr] @ approach)
+
+
+@pytest.mark.parametrize("make", [three_finger, underactuated])
+def test_approach_stops_where_querying_every_lattice_position_would(make):
+    # a grasp 15 mm off centre (fingers sliding past the box's faces) and one 3 cm too deep
+    # (the palm meets the box's top first), the box displaced over a grid
+    closer = KinematicCloser(build_grasp_world(BOX, make()))
+    from offline_sim._kinematic import _ApproachMemo
+
+    grid = pfc_grid(xy_range_m=0.004, xy_step_m=0.002, theta_range_rad=math.radians(12.0),
+                    theta_step_rad=math.radians(4.0))
+    transforms = grid_transforms(grid, np.array([0.0, 0.0, 0.04]))
+    stops = set()
+    for T in (top_grasp(depth_m=0.0) @ pose(np.eye(3), (0.0, 0.015, 0.0)), top_grasp(depth_m=0.03)):
+        memo = _ApproachMemo(closer, np.array([0.0, 0.0, 0.04]))
+        for Td in transforms[::3]:
+            want = _lattice_stop_by_every_query(closer, T, Td)
+            for warm in (None, memo):
+                g = closer.close(T, Td, warm=warm)
+                if want is None:
+                    assert g.start_collision
+                    continue
+                assert _approach_travel(closer, T, g) == pytest.approx(want, abs=1e-12)
+                stops.add(g.reached_pregrasp)
+    assert stops == {True, False}
+
+
+@pytest.mark.parametrize("make", [three_finger, underactuated])
+def test_warm_started_closings_give_the_cold_contacts_bit_for_bit(make):
+    from offline_sim._kinematic import _ApproachMemo
+
+    closer = KinematicCloser(build_grasp_world(BOX, make()))
+    T = top_grasp(depth_m=0.0) @ pose(np.eye(3), (0.0, 0.01, 0.0))
+    grid = pfc_grid(xy_range_m=0.002, xy_step_m=0.001, theta_range_rad=math.radians(6.0),
+                    theta_step_rad=math.radians(1.0))
+    centre = np.array([0.0, 0.01, 0.04])
+    memo = _ApproachMemo(closer, centre)
+    warm_steps = cold_steps = 0
+    for Td in grid_transforms(grid, centre):
+        warm = closer.close(T, Td, warm=memo)
+        cold = closer.close(T, Td)
+        np.testing.assert_array_equal(warm.positions, cold.positions)
+        np.testing.assert_array_equal(warm.normals, cold.normals)
+        np.testing.assert_array_equal(warm.links, cold.links)
+        assert (warm.reached_pregrasp, warm.start_collision) == (cold.reached_pregrasp, cold.start_collision)
+        warm_steps, cold_steps = warm_steps + warm.steps, cold_steps + cold.steps
+    assert warm_steps < cold_steps  # the neighbours' gaps saved queries
+
+
+@pytest.mark.parametrize("make", [three_finger, underactuated])
+def test_pfc_fast_path_decides_like_the_exact_epsilon_of_cold_closings_on_sampled_poses(make):
+    # the whole fast path (warm approach, kernels, hull certificates) on the full-size grid's
+    # spacing over its middle, against a cold closing and ferrari_canny at sampled poses
+    from offline_sim import ferrari_canny
+
+    world = build_grasp_world(BOX, make())
+    closer = KinematicCloser(world)
+    T = top_grasp(depth_m=0.0) @ pose(np.eye(3), (0.0, 0.012, 0.0))
+    grid = pfc_grid(xy_range_m=0.003, xy_step_m=0.001, theta_range_rad=math.radians(10.0),
+                    theta_step_rad=math.radians(1.0))
+    fast = closer.pfc(T, grid=grid, torque_scale_m=0.05)
+    transforms = grid_transforms(grid, fast.centre_world)
+    sample = np.random.default_rng(0).choice(len(grid), 60, replace=False)
+    exact = []
+    for i in sample:
+        g = closer.close(T, transforms[i])
+        exact.append(len(g.positions) > 0 and
+                     ferrari_canny(g.positions, g.normals, mu=0.8, torque_scale_m=0.05) > 0.001)
+    np.testing.assert_array_equal(fast.closed[sample], exact)
+    assert 0 < fast.pfc < 1 and 0 < sum(exact) < len(exact)  # both decisions occur
+    assert fast.certified > 0  # some poses settled without a hull of their own
+
+
+def test_previous_closing_path_is_kept_and_stops_within_the_tolerance_of_the_fast_one():
+    # ClosingSettings(approach_margin_m=None) is the benchmark's baseline: its contacts sit
+    # on the same faces, within the stopping tolerance of the fast path's
+    world = build_grasp_world(BOX, three_finger())
+    fast = KinematicCloser(world)
+    before = KinematicCloser(world, ClosingSettings(approach_margin_m=None))
+    for Td in grid_transforms(np.array([[0.0, 0.0, 0.0], [0.003, -0.002, 0.1]]), np.zeros(3)):
+        a, b = fast.close(top_grasp(depth_m=0.0), Td), before.close(top_grasp(depth_m=0.0), Td)
+        assert set(a.links.tolist()) == set(b.links.tolist())
+        for k in set(a.links.tolist()):
+            np.testing.assert_allclose(a.positions[a.links == k].mean(axis=0),
+                                       b.positions[b.links == k].mean(axis=0), atol=0.004)
+        assert fast.epsilon(a, 0.8, 0.05) > 0.001 and before.epsilon(b, 0.8, 0.05) > 0.001
+
+
+def test_cone_wrenches_equal_contact_wrenches_bit_for_bit():
+    from offline_sim import contact_wrenches
+    from offline_sim._kinematic import _cone_wrenches
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 5, 13):
+        p = rng.normal(size=(n, 3)) * 0.05
+        nrm = rng.normal(size=(n, 3))
+        nrm[: n // 2] = [[1.0, 1e-3, 0.0]]  # near the x axis: the other helper vector
+        nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
+        np.testing.assert_array_equal(_cone_wrenches(p, nrm, 0.8, 0.05),
+                                      contact_wrenches(p, nrm, mu=0.8, torque_scale_m=0.05))
+
+
+def test_object_motion_kernel_matches_its_reference_and_bounds_the_motion():
+    from scipy.spatial.transform import Rotation
+
+    from offline_sim._closing_kernels import object_motion
+    from offline_sim._kinematic import _ApproachMemo
+
+    world = build_grasp_world(ObjectSpec("can", "cylinder", (0.05, 0.14)), three_finger())
+    closer = KinematicCloser(world)
+    memo = _ApproachMemo(closer, np.array([0.01, 0.0, 0.05]))
+    rng = np.random.default_rng(1)
+    grid_T = grid_transforms(pfc_grid(xy_step_m=0.005, theta_step_rad=math.radians(10.0)), memo.c0)
+    any_T = np.tile(np.eye(4), (20, 1, 1))
+    any_T[:, :3, :3] = Rotation.random(20, random_state=2).as_matrix()
+    any_T[:, :3, 3] = rng.normal(size=(20, 3)) * 0.01
+    from offline_sim._world import object_points
+
+    pts = object_points(world.obj) @ world.T_world_object[:3, :3].T + world.T_world_object[:3, 3]
+    for T_b in (grid_T, any_T):
+        ref = memo.moved(T_b[0], T_b)
+        out = np.empty(len(T_b))
+        object_motion(T_b[0], T_b, memo.c0, memo.reach, memo.reach_z, out)
+        np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-15)
+        # every point of the object moves no further than the bound
+        moved = [np.linalg.norm(pts @ (T_b[0][:3, :3] - T[:3, :3]).T + (T_b[0][:3, 3] - T[:3, 3]),
+                                axis=1).max() for T in T_b]
+        assert np.all(np.array(moved) <= out)
+
+
+def test_closing_step_kernel_matches_the_numpy_step():
+    from offline_sim._closing_kernels import closing_step
+
+    closer = KinematicCloser(build_grasp_world(BOX, three_finger()))
+    closer.close(top_grasp(depth_m=0.0), pose(np.eye(3), (0.3, 0.0, 0.0)))  # in the air
+    d, tol = closer.data, closer.settings.contact_tol_m
+    closer.data.qpos[closer.qadr] = 0.2
+    gap = closer._gaps()
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        g = gap * rng.uniform(0.1, 1.0, gap.shape)
+        q = d.qpos[closer.qadr].copy()
+        moving = rng.random(len(q)) < 0.8
+        # the reference: the NumPy lines of _close_joints_reference
+        blocked = (closer.carries & (g < tol)[None, :]).any(axis=1)
+        m_ref = moving & ~blocked & (q != closer.limit)
+        lever = closer._levers()
+        rate = (np.abs(closer.speeds)[:, None] * lever * (closer.carries & m_ref[:, None])).sum(axis=0)
+        live = rate > 0
+        q_k, m_k = q.copy(), moving.copy()
+        went = closing_step(g, q_k, m_k, closer.carries, closer.speeds, closer.limit, closer.hinge,
+                            d.geom_xpos, closer.hand_geoms, closer.hand_rbound, d.xanchor,
+                            closer.joints, tol)
+        np.testing.assert_array_equal(m_k, m_ref)
+        assert went == bool(m_ref.any())
+        if went:
+            dt = float(np.min((np.maximum(g[live], tol) - 0.5 * tol) / rate[live]))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                dt = min(dt, float(np.where(m_ref, (closer.limit - q) / closer.speeds, np.inf).min()))
+            q_ref = np.where(m_ref, q + closer.speeds * dt, q)
+            past = m_ref & ((q_ref - closer.limit) * np.sign(closer.speeds) >= 0)
+            q_ref = np.where(past, closer.limit, q_ref)
+            np.testing.assert_allclose(q_k, q_ref, rtol=1e-12, atol=1e-15)
