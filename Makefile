@@ -41,7 +41,9 @@ test: install
 KERNEL_TESTS := tests/scoring/test_kernel_vs_reference.py tests/scoring/test_normals.py \
 	tests/scoring/test_depth_terms.py tests/vision/test_kernels.py \
 	tests/scoring/test_search.py::test_non_max_suppression_drops_near_duplicates_and_keeps_theta_twins_out \
-	tests/scoring/test_search.py::test_non_max_suppression_respects_top_k
+	tests/scoring/test_search.py::test_non_max_suppression_respects_top_k \
+	tests/offline_sim/test_kinematic.py::test_object_motion_kernel_matches_its_reference_and_bounds_the_motion \
+	tests/offline_sim/test_kinematic.py::test_closing_step_kernel_matches_the_numpy_step
 
 test-nojit: install
 	@$(call pytest_run,NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q $(KERNEL_TESTS))
