@@ -77,8 +77,7 @@ def rss_mib() -> float:
 
 def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path,
         checkpoint: int = 0, finger_thickness_m: float | None = None,
-        measure: str = "graspline", pad_friction: float = 1.0, join_touching: bool = True,
-        reach_widest_m: float | None = None):
+        measure: str = "graspline", pad_friction: float = 1.0, join_touching: bool = True):
     """n trials on a fresh simulated cell; (records, wall seconds per trial). checkpoint > 0:
     print resident memory and the longest cycle so far every that many trials."""
     import msgspec
@@ -90,8 +89,7 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
     config = msgspec.structs.replace(
         config, camera=CameraConfig(width_px=image[0], height_px=image[1]),
         scoring=msgspec.structs.replace(config.scoring, measure=measure,
-                                        join_touching=join_touching,
-                                        reach_widest_m=reach_widest_m))
+                                        join_touching=join_touching))
     recs, walls = [], []
     with PickingCell(config, config_hash(config), mode=mode) as cell:
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
@@ -323,8 +321,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pad-friction", type=float, default=1.0, help="pad friction (0.5: taped)")
     p.add_argument("--no-join-touching", action="store_true",
                    help="the torque term sees the target mask alone (before touching masks joined)")
-    p.add_argument("--reach-widest", type=float, default=None,
-                   help="scoring.reach_widest_m: fingertips this far past the widest section")
     p.add_argument("--out", default=None, help="folder for the trial logs (default: a temp one)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
@@ -332,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_cell-"))
     out.mkdir(parents=True, exist_ok=True)
     kw = dict(measure=args.measure, pad_friction=args.pad_friction,
-              join_touching=not args.no_join_touching, reach_widest_m=args.reach_widest)
+              join_touching=not args.no_join_touching)
     if args.soak:
         rss0 = rss_mib()
         print(f"| soak start | RSS {rss0:.0f} MiB | | |", flush=True)
@@ -349,8 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"# measure {args.measure}, pad friction {args.pad_friction:g}, image {args.image}, "
           f"seed {args.seed}, YCB {'on' if args.ycb else 'off'}, touching masks "
-          f"{'not joined' if args.no_join_touching else 'joined'}, reach_widest_m "
-          f"{args.reach_widest}\n")
+          f"{'not joined' if args.no_join_touching else 'joined'}\n")
     if args.trials:
         recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
                           finger_thickness_m=args.finger_thickness, **kw)

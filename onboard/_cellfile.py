@@ -103,9 +103,7 @@ class ScoringConfig(_Strict):
     terms) or "tan2024" (Tan et al.'s measure alone; "tan2021" is the same). masses_kg: known
     objects' masses by label; others weigh their seen volume times density_kg_m3.
     join_touching: masks that touch the target (no table seen between) count in its mass and
-    mass centre for the torque term (a segmenter may cut one object in two at a depth step).
-    reach_widest_m: the fingertips go at least this far past the target's widest section
-    (a lying can's axis) when set; None: insertion_depth_m past its top only."""
+    mass centre for the torque term (a segmenter may cut one object in two at a depth step)."""
 
     metres_per_px: float = 0.001
     insertion_depth_m: float = 0.02
@@ -118,7 +116,6 @@ class ScoringConfig(_Strict):
     density_kg_m3: float = 500.0
     masses_kg: dict[str, float] = msgspec.field(default_factory=dict)
     join_touching: bool = True
-    reach_widest_m: float | None = None
 
 
 class ServerConfig(_Strict):
@@ -286,10 +283,6 @@ def _check_values(config: CellConfig, source: str) -> None:
         v = _get(config, key)
         if not (math.isfinite(v) and v >= 0):
             raise CellFileError(f"{source}: key {key!r} must be >= 0, got {v!r}")
-    v = config.scoring.reach_widest_m
-    if v is not None and not (math.isfinite(v) and v >= 0):
-        raise CellFileError(f"{source}: key 'scoring.reach_widest_m' must be >= 0 or null, "
-                            f"got {v!r}")
     if not config.scoring.min_score <= 1.0:
         raise CellFileError(f"{source}: key 'scoring.min_score' must be in [0, 1], "
                             f"got {config.scoring.min_score!r}")

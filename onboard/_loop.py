@@ -244,7 +244,7 @@ class PickingLoop:
                           insertion_depth_m=s.insertion_depth_m, metres_per_px=s.metres_per_px,
                           margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
                           obstacles=others, support=plane, clearance_m=s.clearance_m,
-                          attached=attached, reach_widest_m=s.reach_widest_m)
+                          attached=attached)
 
     def _depth_view(self, frame: RGBDFrame, mask: ObjectMask, sil: Silhouette):
         """The depth terms' view of a target: its mass from the cell file's masses_kg by

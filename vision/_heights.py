@@ -33,24 +33,6 @@ def surface_depth(grid: np.ndarray, lo: np.ndarray, shape: tuple[int, int], m: f
     return out
 
 
-def widest_depth(grid: np.ndarray, cell_m: float = 0.002, share: float = 0.99) -> float:
-    """The depth along the approach (metres, plane coordinates) by which ``share`` of the
-    object's footprint, in cell_m squares of the plane, has come into view going down from
-    its top: the depth of its widest section (a box's top, a lying can's axis, less the
-    last sliver of its outline). NaN for an empty grid."""
-    q = grid.reshape(-1, 3)
-    q = q[np.isfinite(q).all(axis=1)]
-    if q.shape[0] == 0:
-        return float("nan")
-    cells = np.floor(q[:, :2] / cell_m).astype(np.int64)
-    cells -= cells.min(axis=0)
-    key = cells[:, 0] * (int(cells[:, 1].max()) + 1) + cells[:, 1]
-    first = np.full(int(key.max()) + 1, np.inf)
-    np.minimum.at(first, key, q[:, 2])  # the depth at which each cell first shows
-    first = first[np.isfinite(first)]
-    return float(np.quantile(first, share))
-
-
 def _min3x3(a: np.ndarray) -> np.ndarray:
     """Each pixel's least value over its 3 x 3 neighbourhood (+inf beyond the border)."""
     p = np.pad(a, 1, constant_values=np.inf)

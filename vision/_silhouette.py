@@ -12,7 +12,7 @@ from scoring import check_positive
 
 from ._base import check_frame
 from ._camera import ray_axes
-from ._heights import surface_depth, volume_and_centre, widest_depth
+from ._heights import surface_depth, volume_and_centre
 from ._kernels import extent_above, fill_from_neighbours, plane_grid, rasterise_surface
 from ._types import ObjectMask, Silhouette, SupportPlane, check_mask
 
@@ -110,18 +110,14 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                support: SupportPlane | None = None, clearance_m: float = 0.005,
                x_axis: tuple[float, float, float] | np.ndarray | None = None,
                attached: np.ndarray | None = None,
-               fragment_share: float = FRAGMENT_SHARE,
-               reach_widest_m: float | None = None) -> Silhouette:
+               fragment_share: float = FRAGMENT_SHARE) -> Silhouette:
     """The silhouette of one object for a gripper approaching along ``approach``.
 
     frame : an RGBDFrame with T_base_camera. mask : (H, W) bool or ObjectMask of the object.
     approach : (3,) direction of the approach in the base frame (default straight down).
     insertion_depth_m : how far past the object's first point along the approach the
         fingertips go; the silhouette keeps the object's points up to that depth (the part
-        the fingers meet). reach_widest_m : when given, the fingertips go at least this far
-        past the object's widest section along the approach (``widest_depth``: a lying can's
-        axis), so the pads meet it where its sides are square to them, not above it where
-        they lean in; the support's clearance still stops them. support : the plane the object stands on (e.g. the
+        the fingers meet). support : the plane the object stands on (e.g. the
         TabletopSegmenter's ``last_plane``); when given, the fingertips stop clearance_m
         above it. metres_per_px : image resolution (default 1 mm). margin_m : free border
         around the object, metres (room for the open fingers). obstacles : (H, W) bool
@@ -154,8 +150,6 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     for name, v in (("insertion_depth_m", insertion_depth_m), ("margin_m", margin_m),
                     ("clearance_m", clearance_m)):
         check_positive(v, name, allow_zero=True)
-    if reach_widest_m is not None:
-        check_positive(reach_widest_m, "reach_widest_m", allow_zero=True)
     m = float(metres_per_px)
 
     R_bc = frame.T_base_camera[:3, :3]
@@ -169,10 +163,6 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     k_top = int(TOP_PERCENTILE / 100.0 * (depth_along.size - 1))
     top = float(np.partition(depth_along, k_top)[k_top])
     tip = top + float(insertion_depth_m)
-    if reach_widest_m is not None:
-        widest = widest_depth(grid)
-        if math.isfinite(widest):
-            tip = max(tip, widest + float(reach_widest_m))
     support_depth = math.nan  # the support's depth along the approach under the object
     if support is not None:
         # Stop the fingertips clearance_m above the support, on the approach line through the

@@ -299,25 +299,3 @@ def test_objects_apart_on_the_table_do_not_touch():
     masks = TabletopSegmenter().segment(frame)
     for i in range(2):
         assert np.array_equal(touching(masks, i), masks[1 - i].mask)
-
-
-def test_reaching_past_the_widest_section_puts_the_pads_on_a_lying_cans_axis():
-    """A lying 66 mm can: 20 mm past its top the fingertips stop 13 mm above its axis, where
-    its sides lean in under the pads; reach_widest_m takes them 5 mm past its widest section
-    (the axis, less the outline's last sliver), and a box is left as it was."""
-    can = lying_cylinder(0.0, 0.0, 0.033, 0.14, yaw=0.3)
-    frame = render(Scene([can]), DOWN, noise=True, seed=2)
-    seg = TabletopSegmenter()
-    (obj,) = seg.segment(frame)
-    plain = silhouette(frame, obj, support=seg.last_plane)
-    deep = silhouette(frame, obj, support=seg.last_plane, reach_widest_m=0.005)
-    assert plain.grasp_height_m == pytest.approx(0.046, abs=0.003)
-    assert deep.grasp_height_m == pytest.approx(0.033, abs=0.003)
-    # the deeper plane sees the whole 66 mm width; the shallower a chord of it
-    assert deep.target.sum() > 1.05 * plain.target.sum()
-    box = upright_box(0.0, 0.0, (0.05, 0.04, 0.06))
-    frame = render(Scene([box]), DOWN, noise=True, seed=2)
-    (obj,) = seg.segment(frame)
-    a = silhouette(frame, obj, support=seg.last_plane)
-    b = silhouette(frame, obj, support=seg.last_plane, reach_widest_m=0.005)
-    assert a.grasp_height_m == pytest.approx(b.grasp_height_m, abs=1e-3)
