@@ -6,7 +6,9 @@ path, build_database with --workers local processes writing a temporary database
 --closing (default: the Python closing law, then the native one, on the same candidates), and
 extrapolates linearly to 1,000 when fewer were run (the candidates are independent and
 evaluated in a seeded order, so the time scales with their number). The Python closing is the
-same-run baseline of the native one. ms per simulation: each candidate's wall time over its
+same-run baseline of the native one. --candidates 1000 runs the whole workload (the candidate
+generator gives the three-finger hand 1,000 on the can: its sampled normals grow with the
+number asked for); `graspline db build` times the same work through the command line. ms per simulation: each candidate's wall time over its
 simulations (the native path runs a candidate's samples in batches, so single simulations
 are not timed), median and p99 over candidates. Kim et al. report 100,000 simulations
 (1,000 x 100, no discard) in about four days (cited, not measured).

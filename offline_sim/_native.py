@@ -250,21 +250,28 @@ class NativeRunner:
         return rollout.rollout(models, self._datas, states, control, nstep=nstep,
                                persistent_pool=self.persistent_pool)
 
-    def _events(self, force: np.ndarray, slipped: np.ndarray, t0_s: float) -> tuple[int, int]:
-        """(first step of a stall, first step of a clutch slip) in force (nstep, A), -1 for none.
+    def _events(self, force: np.ndarray, slipped: np.ndarray, t0_s: np.ndarray,
+                left: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per trial of a chunk: (first step of a stall, first step of a clutch slip), -1 for
+        none, in force (n, nstep, A) of which each trial's first left (n,) steps count (a trial
+        closing less than the chunk stops at the cap); t0_s (n,) : closing time at each
+        trial's chunk start.
 
         Stall: every motor at the stall fraction of its gain after MIN_CLOSE_S, a slipped
         leader counting as stalled (the Python law stops it). Slip: a leader of a drive with a
-        clutch, not slipped yet (slipped (A,) bool), at its breakaway torque."""
+        clutch, not slipped yet (slipped (n, A) bool), at its breakaway torque. The whole
+        chunk of the batch at once (one trial at a time cost ~27 µs of numpy per trial and chunk)."""
         dt = self.settings.timestep_s
-        frac = force / self._gain
-        ok = np.all((frac >= self.settings.stall_torque_fraction) | slipped, axis=1)
-        t = t0_s + dt * (np.arange(len(force)) + 1)
-        stall = np.flatnonzero(ok & (t > MIN_CLOSE_S))
-        c = self._clutch
-        slip = np.flatnonzero(np.any((force * np.sign(self._gain) >= c.breakaway) & ~slipped, axis=1)
-                              & (t >= MIN_SLIP_S))
-        return (int(stall[0]) if stall.size else -1), (int(slip[0]) if slip.size else -1)
+        k = np.arange(force.shape[1])
+        t = t0_s[:, None] + dt * (k + 1)[None, :]            # (n, nstep) time at each step's end
+        counts = k[None, :] < left[:, None]                   # (n, nstep) steps within the cap
+        sl = slipped[:, None, :]
+        ok = np.all((force / self._gain >= self.settings.stall_torque_fraction) | sl, axis=2)
+        stall = ok & (t > MIN_CLOSE_S) & counts
+        slip = (np.any((force * np.sign(self._gain) >= self._clutch.breakaway) & ~sl, axis=2)
+                & (t >= MIN_SLIP_S) & counts)
+        return (np.where(stall.any(axis=1), stall.argmax(axis=1), -1),
+                np.where(slip.any(axis=1), slip.argmax(axis=1), -1))
 
     def _slip(self, model, state: np.ndarray, ctrl: np.ndarray, force: np.ndarray,
               slipped: np.ndarray) -> None:
@@ -299,10 +306,11 @@ class NativeRunner:
             st, sens = self._rollout([models[i] for i in active], states[active],
                                      ctrl[active][:, None, :], nstep)
             still = []
+            forces = sens[:, :, self._sensor_adr]
+            lefts = n_max - steps[active]  # a trial closing less than the chunk stops at the cap
+            stalls, slips = self._events(forces, slipped[active], steps[active] * dt, lefts)
             for row, i in enumerate(active):
-                force = sens[row][:, self._sensor_adr]
-                left = n_max - steps[i]  # a trial closing less than the chunk stops at the cap
-                stall, slip = self._events(force[:left], slipped[i], steps[i] * dt)
+                force, left, stall, slip = forces[row], lefts[row], int(stalls[row]), int(slips[row])
                 if slip >= 0 and (stall < 0 or slip < stall):
                     # rewind to the slip, switch the leader to its locked servo, go on from there
                     states[i] = st[row, slip]

@@ -170,10 +170,35 @@ def test_a_hand_too_small_to_reach_around_stands_off_instead_of_giving_up():
     # a hand smaller than the BH8 (knuckles 5.5 cm out): the 7 cm bottle barely fits between
     small = three_finger(knuckle_radius_m=0.055, palm_radius_m=0.045)
     world = build_grasp_world(bottle, small, R_table_object=bottle.stable_poses[0][:3, :3])
-    near = pregrasp_candidates(world, 10, seed=0, max_standoff_m=0.0)
-    backed = pregrasp_candidates(world, 10, seed=0)
+    # one round of 32 sampled normals (no growth with n): without a standoff it runs out first
+    near = pregrasp_candidates(world, 10, seed=0, n_normals=32, max_standoff_m=0.0)
+    backed = pregrasp_candidates(world, 10, seed=0, n_normals=32)
     assert len(backed) > len(near)
     assert (backed.depth_m < 0).any()
     for T, p in zip(backed.T_object_hand, backed.preshape):
         place_hand(world, T, p)
         assert start_collisions(world) == []
+
+
+def test_many_candidates_come_when_asked_and_the_first_ones_do_not_depend_on_how_many():
+    """The sampled normals grow with n: the jaw on the cylinder, which one round of 32 normals
+    gives 254 candidates, gives 1,000 distinct collision-free ones, the first 50 those asked
+    alone."""
+    from offline_sim import builtin_object
+
+    cyl = builtin_object("cylinder")
+    world = build_grasp_world(cyl, parallel_jaw(), R_table_object=cyl.stable_poses[0][:3, :3])
+    one_round = pregrasp_candidates(world, 1000, seed=0, n_normals=32)
+    assert len(one_round) < 300
+    c = pregrasp_candidates(world, 1000, seed=0)
+    assert len(c) == 1000
+    assert len(np.unique(np.round(c.T_object_hand.reshape(1000, 16), 9), axis=0)) == 1000
+    small = pregrasp_candidates(world, 50, seed=0)
+    assert np.array_equal(small.T_object_hand, c.T_object_hand[:50])
+    assert np.array_equal(one_round.T_object_hand, c.T_object_hand[:len(one_round)])
+    rng = np.random.default_rng(1)
+    for k in rng.choice(1000, 40, replace=False):  # a sample: each check is a placement
+        place_hand(world, c.T_object_hand[k], c.preshape[k])
+        assert start_collisions(world) == []
+    with pytest.raises(ValueError, match="max_rounds"):
+        pregrasp_candidates(world, 10, max_rounds=0)
