@@ -51,14 +51,21 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
     import msgspec
     from tqdm import tqdm
 
-    from onboard import CameraConfig, PickingCell, TrialLog, config_hash, sim_cell_file
+    from onboard import (CameraConfig, PickingCell, TrialLog, TrialLogError, config_hash,
+                         sim_cell_file)
 
     recs = []
     for d in log_dirs:
+        if not (d / "trials.sqlite").is_file():
+            raise SystemExit(f"replay_cell: {d} holds no trial log (no trials.sqlite): give "
+                             f"bench_cell's OUT/validate folder")
         log = TrialLog(d)
         recs += [(log, r) for r in log.records()
                  if r.success is not None and r.T_base_tcp is not None]
     recs = recs[:limit] if limit else recs
+    if not recs:
+        raise SystemExit(f"replay_cell: no graded trial with a grasp pose in "
+                         f"{', '.join(map(str, log_dirs))}")
     base = sim_cell_file(seed=0, log_dir=tempfile.mkdtemp(prefix="replay_"))
     base = msgspec.structs.replace(base, camera=CameraConfig(width_px=image[0], height_px=image[1]))
     scores = np.full((len(variants), len(recs)), np.nan)
@@ -69,12 +76,12 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
                 cell.loop.config, scoring=msgspec.structs.replace(base.scoring, **settings))
             name = ", ".join(f"{k}={val}" for k, val in settings.items()) or "as run"
             for k, (log, r) in enumerate(tqdm(recs, desc=name, unit="trial", file=sys.stderr)):
-                depth = log.image(r.trial_id, "before_depth")
-                frame = dataclasses.replace(template, depth_m=depth, seq=r.trial_id,
-                                            instance_ids=None)
                 try:
+                    depth = log.image(r.trial_id, "before_depth")
+                    frame = dataclasses.replace(template, depth_m=depth, seq=r.trial_id,
+                                                instance_ids=None)
                     scores[v, k] = cell.loop.score_pose(frame, r.T_base_tcp)[0]
-                except ValueError as exc:
+                except (ValueError, TrialLogError) as exc:
                     print(f"trial {r.trial_id}: {exc}", file=sys.stderr)
     return [r for _, r in recs], scores
 
@@ -91,12 +98,22 @@ def main(argv: list[str] | None = None) -> int:
     image = tuple(int(v) for v in args.image.lower().split("x"))
     as_run = parse_variant(args.as_run)
     variants = [as_run] + [{**as_run, **parse_variant(v)} for v in args.variant]
+    import yaml
+
+    from onboard import CellFileError, parse_cell_file
+    for v in variants:  # checked as a cell file's scoring keys: one line naming key and value
+        try:
+            parse_cell_file(yaml.safe_dump({"scoring": v}), "--variant")
+        except CellFileError as exc:
+            raise SystemExit(f"replay_cell: {exc}") from None
     recs, scores = replay(args.logs, variants, image, args.limit)
     ok = np.array([bool(r.success) for r in recs])
     logged = np.array([r.score for r in recs], float)
     kinds = np.array([kind_of(r.object_label) for r in recs])
     print(f"# replay of {len(recs)} graded trials from {', '.join(map(str, args.logs))}\n")
     good = np.isfinite(scores[0])
+    if not good.any():
+        raise SystemExit("replay_cell: no trial could be scored again (see the lines above)")
     diff = np.abs(scores[0][good] - logged[good])
     print(f"replay check (as run vs logged): |score difference| median {np.median(diff):.3f}, "
           f"p90 {np.percentile(diff, 90):.3f}; {int((diff > 0.1).sum())} trials differ by more "
