@@ -77,8 +77,10 @@ def rss_mib() -> float:
 
 def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path,
         checkpoint: int = 0, finger_thickness_m: float | None = None,
-        measure: str = "graspline", pad_friction: float = 1.0, join_touching: bool = True):
-    """n trials on a fresh simulated cell; (records, wall seconds per trial). checkpoint > 0:
+        measure: str = "graspline", pad_friction: float = 1.0, join_touching: bool = True,
+        deep_insertion_m: float | None = None):
+    """n trials on a fresh simulated cell; (records, wall seconds per trial, the number of the
+    table each trial picked from). checkpoint > 0:
     print resident memory and the longest cycle so far every that many trials."""
     import msgspec
     from tqdm import tqdm
@@ -90,7 +92,10 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         config, camera=CameraConfig(width_px=image[0], height_px=image[1]),
         scoring=msgspec.structs.replace(config.scoring, measure=measure,
                                         join_touching=join_touching))
-    recs, walls = [], []
+    if deep_insertion_m is not None:
+        config = msgspec.structs.replace(config, scoring=msgspec.structs.replace(
+            config.scoring, deep_insertion_m=deep_insertion_m))
+    recs, walls, tables = [], [], []
     with PickingCell(config, config_hash(config), mode=mode) as cell:
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
             _thin_fingers(cell, finger_thickness_m)
@@ -98,10 +103,11 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
             t0 = time.perf_counter()
             recs.append(cell.pick_record())
             walls.append(time.perf_counter() - t0)
+            tables.append(cell.devices.truth.tables)  # the table laid for this trial
             if checkpoint and len(walls) % checkpoint == 0:
                 print(f"| after {len(walls)} trials | RSS {rss_mib():.0f} MiB | longest cycle "
                       f"{max(walls):.2f} s | median {np.median(walls):.2f} s |", flush=True)
-    return recs, np.array(walls)
+    return recs, np.array(walls), tables
 
 
 def _thin_fingers(cell, finger_thickness_m: float) -> None:
@@ -279,16 +285,42 @@ def failure_pictures(recs, path: Path, min_score: float = 0.6, most: int = 12) -
     return len(bad)
 
 
-def dump(recs, path: Path) -> None:
-    """One JSON line per trial: label, outcome, success, score and features, error, notes."""
+def dump(recs, path: Path, tables: list[int]) -> None:
+    """One JSON line per trial: label, table, outcome, success, score and features, error,
+    notes."""
     import json
 
     with open(path, "w") as fh:
-        for r in recs:
-            fh.write(json.dumps({"label": r.object_label, "outcome": r.outcome,
+        for r, table in zip(recs, tables):
+            fh.write(json.dumps({"label": r.object_label, "table": table, "outcome": r.outcome,
                                  "success": r.success, "score": r.score, "features": r.features,
                                  "error": r.error,
                                  "note": r.note}) + "\n")
+
+
+SAME_OBJECT_M = 0.04  # grasps on one table and kind this close are on the same object
+
+
+def first_attempts(recs, tables: list[int]) -> None:
+    """Success of the top grasp per object: the first grasp tried on each object of each
+    table (a retry after a failure tries the next grasp down, so it is not a top grasp). An
+    object is told from another of its kind on the same table by where it was grasped:
+    within SAME_OBJECT_M of an earlier grasp is the same object."""
+    earlier: dict[tuple[int, str], list[np.ndarray]] = {}
+    firsts = []
+    for r, table in zip(recs, tables):
+        if r.success is None or r.T_base_tcp is None:
+            continue
+        xy = np.asarray(r.T_base_tcp)[:2, 3]
+        seen = earlier.setdefault((table, r.object_label), [])
+        if not any(np.linalg.norm(xy - p) < SAME_OBJECT_M for p in seen):
+            firsts.append(bool(r.success))
+        if not r.success:  # an object that held has left the table
+            seen.append(xy)
+    tried = [r for r in recs if r.success is not None]
+    print(f"top grasp per object (the first grasp tried on each object of each table): "
+          f"{np.mean(firsts):.1%} of {len(firsts)} objects; retries after a failure: "
+          f"{len(tried) - len(firsts)}, {sum(bool(r.success) for r in tried) - sum(firsts)} held")
 
 
 def latency_table(recs, walls) -> None:
@@ -320,7 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--measure", default="graspline", help="graspline (default) or tan2024")
     p.add_argument("--pad-friction", type=float, default=1.0, help="pad friction (0.5: taped)")
     p.add_argument("--no-join-touching", action="store_true",
-                   help="the torque term sees the target mask alone (before touching masks joined)")
+                   help="the torque term sees the target mask alone (scoring.join_touching off)")
+    p.add_argument("--deep-insertion", type=float, default=None,
+                   help="the second search's fingertips this far past the object's top (m; "
+                        "0: one search at scoring.insertion_depth_m)")
     p.add_argument("--out", default=None, help="folder for the trial logs (default: a temp one)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
@@ -328,11 +363,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_cell-"))
     out.mkdir(parents=True, exist_ok=True)
     kw = dict(measure=args.measure, pad_friction=args.pad_friction,
-              join_touching=not args.no_join_touching)
+              join_touching=not args.no_join_touching, deep_insertion_m=args.deep_insertion)
     if args.soak:
         rss0 = rss_mib()
         print(f"| soak start | RSS {rss0:.0f} MiB | | |", flush=True)
-        recs, walls = run(args.soak, "best", args.seed, args.ycb, image, out / "soak",
+        recs, walls, _ = run(args.soak, "best", args.seed, args.ycb, image, out / "soak",
                           checkpoint=50)
         rss1 = rss_mib()
         print(f"| soak: {args.soak} trials | start | end | unit |\n|---|---|---|---|")
@@ -345,11 +380,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"# measure {args.measure}, pad friction {args.pad_friction:g}, image {args.image}, "
           f"seed {args.seed}, YCB {'on' if args.ycb else 'off'}, touching masks "
-          f"{'not joined' if args.no_join_touching else 'joined'}\n")
+          f"{'not joined' if args.no_join_touching else 'joined'}, deep search "
+          f"{'as the cell file' if args.deep_insertion is None else args.deep_insertion}\n")
     if args.trials:
-        recs, walls = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
+        recs, walls, tables = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
                           finger_thickness_m=args.finger_thickness, **kw)
-        dump(recs, out / "validate.jsonl")
+        dump(recs, out / "validate.jsonl", tables)
         print(f"## validate mode: {args.trials} trials\n")
         shown = failure_pictures(recs, out / "failures_validate.png")
         print(f"({shown} failures at score >= 0.6 drawn in {out / 'failures_validate.png'})\n")
@@ -358,14 +394,16 @@ def main(argv: list[str] | None = None) -> int:
         ablation_table(recs)
         latency_table(recs, walls)
     if args.best:
-        brecs, bwalls = run(args.best, "best", args.seed + 1, args.ycb, image, out / "best", **kw)
-        dump(brecs, out / "best.jsonl")
+        brecs, bwalls, btables = run(args.best, "best", args.seed + 1, args.ycb, image,
+                                     out / "best", **kw)
+        dump(brecs, out / "best.jsonl", btables)
         graded = [r for r in brecs if r.success is not None]
         nog = sum(r.outcome == "no_grasp" for r in brecs)
         print(f"\n## best-grasp policy: {args.best} trials\n")
         print(f"success {np.mean([bool(r.success) for r in graded]):.1%} of {len(graded)} grasps "
               f"tried; {nog} cycles offered no grasp")
         no_grasp_reasons(brecs)
+        first_attempts(brecs, btables)
         group_table(brecs)
         level_table(brecs)
         latency_table(brecs, bwalls)

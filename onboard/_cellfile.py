@@ -103,7 +103,11 @@ class ScoringConfig(_Strict):
     terms) or "tan2024" (Tan et al.'s measure alone; "tan2021" is the same). masses_kg: known
     objects' masses by label; others weigh their seen volume times density_kg_m3.
     join_touching: masks that touch the target (no table seen between) count in its mass and
-    mass centre for the torque term (a segmenter may cut one object in two at a depth step)."""
+    mass centre for the torque term (a segmenter may cut one object in two at a depth step),
+    when together they are a body the jaw could hold (somewhere narrower than its opening).
+    deep_insertion_m: a second search per object with the fingertips this far past its top
+    (the support's clearance permitting); the better grasp of the two searches wins (a lying
+    can is held nearer its widest section); 0, or not more than insertion_depth_m: one search."""
 
     metres_per_px: float = 0.001
     insertion_depth_m: float = 0.02
@@ -116,6 +120,7 @@ class ScoringConfig(_Strict):
     density_kg_m3: float = 500.0
     masses_kg: dict[str, float] = msgspec.field(default_factory=dict)
     join_touching: bool = True
+    deep_insertion_m: float = 0.03
 
 
 class ServerConfig(_Strict):
@@ -162,7 +167,7 @@ _POSITIVE = {
     "gripper.pad_friction", "scoring.density_kg_m3",
 }
 _NON_NEGATIVE = {"gripper.tcp_to_tip_m", "gripper.finger_thickness_m", "arm.pregrasp_m", "arm.lift_m", "arm.hold_s",
-                 "scoring.insertion_depth_m", "scoring.clearance_m", "scoring.min_score",
+                 "scoring.insertion_depth_m", "scoring.deep_insertion_m", "scoring.clearance_m", "scoring.min_score",
                  "camera.retries"}
 
 

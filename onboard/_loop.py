@@ -233,18 +233,29 @@ class PickingLoop:
                 log.warning("capture attempt %d failed: %s", attempt + 1, exc)
         return None, why
 
-    def _silhouette(self, frame: RGBDFrame, masks: list[ObjectMask], i: int) -> Silhouette:
-        """Object i's silhouette for a straight-down approach, its neighbours as obstacles
-        (and, with scoring.join_touching, those touching it in its mass and mass centre)."""
+    def _silhouette(self, frame: RGBDFrame, masks: list[ObjectMask], i: int,
+                    insertion_m: float | None = None) -> Silhouette:
+        """Object i's silhouette for a straight-down approach with the fingertips insertion_m
+        past its top (default scoring.insertion_depth_m), its neighbours as obstacles (and,
+        with scoring.join_touching, those touching it in its mass and mass centre)."""
         s = self.config.scoring
         others = neighbours(masks, i)
         attached = touching(masks, i) if s.join_touching else None
         plane = getattr(self.segmenter, "last_plane", None)
         return silhouette(frame, masks[i], approach=(0.0, 0.0, -1.0),
-                          insertion_depth_m=s.insertion_depth_m, metres_per_px=s.metres_per_px,
+                          insertion_depth_m=s.insertion_depth_m if insertion_m is None else insertion_m,
+                          metres_per_px=s.metres_per_px,
                           margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
                           obstacles=others, support=plane, clearance_m=s.clearance_m,
-                          attached=attached)
+                          attached=attached,
+                          attached_max_width_m=self.config.gripper.open_width_m)
+
+    def _insertions(self) -> list[float]:
+        """The fingertip depths past an object's top that a search tries, metres: the
+        configured one, then the deeper one when it is deeper."""
+        s = self.config.scoring
+        return [s.insertion_depth_m] + ([s.deep_insertion_m]
+                                        if s.deep_insertion_m > s.insertion_depth_m else [])
 
     def _depth_view(self, frame: RGBDFrame, mask: ObjectMask, sil: Silhouette):
         """The depth terms' view of a target: its mass from the cell file's masses_kg by
@@ -262,29 +273,38 @@ class PickingLoop:
         return {"measure": measure, "jaw": self.jaw, "depth": self._depth_view(frame, mask, sil)}
 
     def _search_object(self, frame, masks, i, clock):
-        """(best score, mask index, silhouette, GraspSet, index) for object i; None when it
-        has no silhouette or grasp; a string saying why when the jaw cannot hold it at all."""
-        with clock.stage("silhouette"):
-            try:
-                sil = self._silhouette(frame, masks, i)
-            except ValueError as exc:
-                log.info("object %d: no silhouette (%s)", i, exc)
-                return None
-        if not sil.target.any():
-            return None
-        with clock.stage("search"):
-            found = search_grasps(sil.image, self.projection, target=sil.target,
-                                  top_k=self.config.scoring.top_k, settings=SearchParams(),
-                                  seed=int(self._rng.integers(2**31)),
-                                  **self._measure_kw(frame, masks[i], sil))
-        if found.no_grasp:
-            return found.no_grasp
-        if len(found) == 0:
-            return None
-        j = self._first_untried(sil, found)
-        if j is None:
-            return None
-        return float(found.scores.score[j]), i, sil, found, j
+        """(best score, mask index, silhouette, GraspSet, index) for object i over the
+        insertion depths (_insertions); None when it has no silhouette or grasp; a string
+        saying why when the jaw cannot hold it at all (at the first depth: a deeper section
+        too wide for the stroke only leaves the shallower grasps)."""
+        best, seen = None, []
+        for k, insertion in enumerate(self._insertions()):
+            with clock.stage("silhouette"):
+                try:
+                    sil = self._silhouette(frame, masks, i, insertion)
+                except ValueError as exc:
+                    log.info("object %d: no silhouette (%s)", i, exc)
+                    return best
+            if not sil.target.any():
+                return best
+            if any(abs(sil.insertion_depth_m - d) < 1e-4 for d in seen):
+                continue  # the support stopped the fingertips where a shallower search did
+            seen.append(sil.insertion_depth_m)
+            with clock.stage("search"):
+                found = search_grasps(sil.image, self.projection, target=sil.target,
+                                      top_k=self.config.scoring.top_k, settings=SearchParams(),
+                                      seed=int(self._rng.integers(2**31)),
+                                      **self._measure_kw(frame, masks[i], sil))
+            if found.no_grasp:
+                if k == 0:
+                    return found.no_grasp
+                continue
+            if len(found) == 0:
+                continue
+            j = self._first_untried(sil, found)
+            if j is not None and (best is None or float(found.scores.score[j]) > best[0]):
+                best = (float(found.scores.score[j]), i, sil, found, j)
+        return best
 
     def _choose(self, frame, masks, best, clock) -> Plan:
         """The grasp to execute: the top one, or in validate mode one drawn across levels."""
@@ -299,6 +319,7 @@ class PickingLoop:
             n += extra
         if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
             feats["mass_kg"] = kw["depth"].mass_kg  # the mass the torque term assumed
+        feats["insertion_m"] = sil.insertion_depth_m  # the fingertips' depth past the top
         g = self.config.gripper
         T = sil.tcp_pose(x, y, t, tcp_to_tip_m=g.tcp_to_tip_m)
         label = masks[i].label or self._truth_name(frame, masks[i]) or f"object@{x:.0f},{y:.0f}"
@@ -514,7 +535,9 @@ class PickingLoop:
             raise ValueError(f"score_pose: nothing segmented in frame {frame.seq}")
         tip = T[:3, 3] + self.config.gripper.tcp_to_tip_m * T[:3, 2]
         i = _nearest_mask(frame, masks, tip)
-        sil = self._silhouette(frame, masks, i)
+        # the search's silhouette whose fingertip plane the pose's fingertips lie in
+        sils = [self._silhouette(frame, masks, i, d) for d in self._insertions()]
+        sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2] @ (tip - v.T_base_plane[:3, 3]))))
         x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)
         kw = self._measure_kw(frame, masks[i], sil)
         scores = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),

@@ -110,7 +110,8 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                support: SupportPlane | None = None, clearance_m: float = 0.005,
                x_axis: tuple[float, float, float] | np.ndarray | None = None,
                attached: np.ndarray | None = None,
-               fragment_share: float = FRAGMENT_SHARE) -> Silhouette:
+               fragment_share: float = FRAGMENT_SHARE,
+               attached_max_width_m: float = math.inf) -> Silhouette:
     """The silhouette of one object for a gripper approaching along ``approach``.
 
     frame : an RGBDFrame with T_base_camera. mask : (H, W) bool or ObjectMask of the object.
@@ -126,6 +127,10 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     x_axis : base-frame direction for the image's columns, made perpendicular to the approach;
         default the camera's x axis, so a camera looking along the approach sees the
         silhouette the way it sees the image.
+    attached : (H, W) bool pixels of pieces that may be one body with the object
+        (``touching``); they join its volume and mass centre when the object is at most
+        fragment_share of the whole by volume and the whole is somewhere at most
+        attached_max_width_m wide (a jaw's stroke: wider, they are separate objects).
 
     Sensor holes in the mask (pixels with no reading) take their neighbours' depth, filled
     inwards from the readings around them.
@@ -187,7 +192,8 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                                           support_depth, m)
     if attached is not None and attached.any() and volume > 0:
         volume, centre_px = _join_attached(frame, attached, R, lo, m, max_step, support_depth,
-                                           volume, centre_px, fragment_share)
+                                           volume, centre_px, fragment_share,
+                                           grid, attached_max_width_m)
     depth = surface_depth(grid, lo, shape, m, target)
     if obstacles is not None and obstacles.any():
         obstacle_grid = _plane_grid(frame, obstacles, R)[0]
@@ -210,13 +216,17 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
 
 def _join_attached(frame: RGBDFrame, attached: np.ndarray, R: np.ndarray, lo: np.ndarray,
                    m: float, max_step: float, support_depth: float, volume: float,
-                   centre_px: np.ndarray, fragment_share: float) -> tuple[float, np.ndarray]:
+                   centre_px: np.ndarray, fragment_share: float, target_grid: np.ndarray,
+                   max_width_m: float) -> tuple[float, np.ndarray]:
     """(volume, m³; centre, (column, row) pixels of the target's silhouette) of the target
     together with the attached pixels' solid under their seen surface, each drawn over its own
     extent (an attached body may reach past the silhouette's border); the target's own when
-    it is more than fragment_share of the whole."""
+    it is more than fragment_share of the whole, or when the whole is nowhere narrower than
+    max_width_m (metres: no body a jaw of that stroke could hold, so separate objects)."""
     grid = _plane_grid(frame, attached, R)[0]
     if grid.size == 0 or not np.isfinite(grid[..., 2]).any():
+        return volume, centre_px
+    if math.isfinite(max_width_m) and _narrowest_m(target_grid, grid) > max_width_m:
         return volume, centre_px
     _, _, _, x0, y0, x1, y1 = extent_above(grid, math.inf)
     lo_a = np.array([x0, y0]) - m
@@ -228,6 +238,16 @@ def _join_attached(frame: RGBDFrame, attached: np.ndarray, R: np.ndarray, lo: np
         return volume, centre_px
     c_a = c_a + (lo_a - lo) / m  # into the target silhouette's pixels
     return volume + v_a, (volume * np.asarray(centre_px) + v_a * c_a) / (volume + v_a)
+
+
+def _narrowest_m(*grids: np.ndarray, n_angles: int = 90) -> float:
+    """The smallest width (metres) over n_angles directions of the plane points of grids
+    (each (h, w, 3), NaN outside its mask) together: their minimum Feret diameter."""
+    pts = np.concatenate([g[..., :2][np.isfinite(g[..., 2])] for g in grids]).astype(np.float32)
+    pts = cv2.convexHull(pts).reshape(-1, 2).astype(np.float64)  # the extent is the hull's
+    a = np.arange(n_angles) * (math.pi / n_angles)
+    proj = pts @ np.stack([np.cos(a), np.sin(a)])
+    return float((proj.max(axis=0) - proj.min(axis=0)).min())
 
 
 def touching(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: int = 2,

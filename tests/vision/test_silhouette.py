@@ -299,3 +299,33 @@ def test_objects_apart_on_the_table_do_not_touch():
     masks = TabletopSegmenter().segment(frame)
     for i in range(2):
         assert np.array_equal(touching(masks, i), masks[1 - i].mask)
+
+
+def test_a_can_touching_a_wide_box_keeps_its_own_mass_where_a_jaw_could_not_hold_both():
+    """A small can against a box 120 mm square is no piece of it: together they are nowhere
+    narrower than an 85 mm jaw, so the can keeps its own volume and mass centre; with no
+    width limit (any group of touching masks) the box's volume joins it. A lying bottle's
+    neck still joins its body under the same limit (its whole is 66 mm across)."""
+    can = upright_cylinder(0.0, 0.0, 0.02, 0.06)
+    box = upright_box(0.081, 0.0, (0.12, 0.12, 0.025))
+    frame = render(Scene([can, box]), DOWN, noise=True, seed=6)
+    seg = TabletopSegmenter()
+    masks = seg.segment(frame)
+    assert len(masks) == 2
+    i = int(np.argmin([m.mask.sum() for m in masks]))  # the can
+    attached = touching(masks, i)
+    assert attached.any(), "the box must touch the can for this test"
+    alone = silhouette(frame, masks[i], support=seg.last_plane)
+    limited = silhouette(frame, masks[i], support=seg.last_plane, attached=attached,
+                         attached_max_width_m=0.085)
+    unlimited = silhouette(frame, masks[i], support=seg.last_plane, attached=attached)
+    assert limited.volume_m3 == alone.volume_m3
+    assert unlimited.volume_m3 > 5 * alone.volume_m3
+    body, neck = _lying_bottle(0.3)
+    frame = render(Scene([body, neck]), DOWN, noise=True, seed=4)
+    masks = seg.segment(frame)
+    n = int(np.argmin([m.mask.sum() for m in masks]))
+    neck_alone = silhouette(frame, masks[n], support=seg.last_plane)
+    neck_joined = silhouette(frame, masks[n], support=seg.last_plane, attached=touching(masks, n),
+                             attached_max_width_m=0.085)
+    assert neck_joined.volume_m3 > 5 * neck_alone.volume_m3
