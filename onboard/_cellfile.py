@@ -56,8 +56,9 @@ class GripperConfig(_Strict):
     Geometry of the fingers as the scorer sees it (metres): finger_width_m across the closing
     direction, open_width_m between the pads, pad_length_m along the approach, tcp_to_tip_m
     from the TCP to the fingertips along the approach, finger_thickness_m from a pad's face to
-    its finger's back along the closing direction; force_n per pad and the pads' friction
-    coefficient (the depth terms of the score use both)."""
+    its finger's back along the closing direction, finger_length_m from the fingertips to the
+    palm along the approach; force_n per pad and the pads' friction coefficient (the depth
+    terms of the score use both)."""
 
     model: str = "sim_jaw"
     port: str = "sim"
@@ -66,6 +67,7 @@ class GripperConfig(_Strict):
     pad_length_m: float = 0.035
     finger_thickness_m: float = 0.014
     tcp_to_tip_m: float = 0.0175
+    finger_length_m: float = 0.06
     force_n: float = 40.0
     pad_friction: float = 1.0
     speed_mps: float = 0.1
@@ -162,6 +164,7 @@ class CellConfig(_Strict):
 _POSITIVE = {
     "camera.timeout_s", "camera.fps", "camera.width_px", "camera.height_px",
     "gripper.finger_width_m", "gripper.open_width_m", "gripper.pad_length_m", "gripper.force_n",
+    "gripper.finger_length_m",
     "gripper.speed_mps", "gripper.timeout_s", "arm.speed_mps", "arm.approach_speed_mps",
     "scoring.metres_per_px", "scoring.n_lines", "scoring.top_k", "sim.pad_friction",
     "gripper.pad_friction", "scoring.density_kg_m3",

@@ -142,7 +142,7 @@ class PickingLoop:
         self.jaw = JawLimits(stroke_m=cal.opening_m if cal else g.open_width_m,
                              finger_thickness_m=g.finger_thickness_m,
                              pad_length_m=g.pad_length_m, force_n=g.force_n,
-                             friction=g.pad_friction)
+                             friction=g.pad_friction, finger_length_m=g.finger_length_m)
         self.home = _down_pose(config.arm.home_m)
         self.place = _down_pose(config.arm.place_m)
         self.robot_poses: list[tuple[np.ndarray, str | None]] = []

@@ -8,7 +8,9 @@ pads landing on a neighbour. These terms read the depth seen along the approach 
 limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspline"``):
 
 - body : 0 when the finger bodies behind the pads (their thickness along the closing
-  direction, beyond the open fingers) would land on anything above the fingertips.
+  direction, beyond the open fingers) would land on anything above the fingertips, or when
+  anything between the open fingers stands higher above the fingertips than the fingers are
+  long (the palm would land on it: an upright bottle's cap above a grasp on its shoulder).
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
   it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
@@ -44,7 +46,8 @@ class JawLimits:
     stroke_m : the largest opening between the pads. finger_thickness_m : pad face to the
     finger's back along the closing direction (the body that must land on free space).
     pad_length_m : the pad's extent along the approach. force_n : squeezing force per pad.
-    friction : pad-object friction coefficient μ.
+    friction : pad-object friction coefficient μ. finger_length_m : the fingers' free length
+    from the fingertips to the palm along the approach (inf: no palm check).
     """
 
     stroke_m: float = 0.085
@@ -52,10 +55,14 @@ class JawLimits:
     pad_length_m: float = 0.035
     force_n: float = 40.0
     friction: float = 1.0
+    finger_length_m: float = 0.06
 
     def __post_init__(self) -> None:
         for name in ("stroke_m", "pad_length_m", "force_n", "friction"):
             check_positive(getattr(self, name), name, "JawLimits")
+        if not (isinstance(self.finger_length_m, (int, float)) and self.finger_length_m > 0):
+            raise ValueError(f"JawLimits: finger_length_m must be > 0 (inf: no palm check), got "
+                             f"{self.finger_length_m!r}")
         check_positive(self.finger_thickness_m, "finger_thickness_m", "JawLimits", allow_zero=True)
 
 
@@ -169,7 +176,8 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                  np.asarray(contact_right, np.float64), 0.5 * float(open_width_px),
                  np.asarray(line_offsets_px, np.float64),
                  (jaw.finger_thickness_m + params.body_margin_m) / m, params.contact_probe_m / m,
-                 centre, body, h, undercut_px, lever_px)
+                 jaw.finger_length_m - params.body_margin_m, centre, body, h, undercut_px,
+                 lever_px)
     h = np.minimum(h, jaw.pad_length_m)
     s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
     width = np.asarray(width_px, np.float64)
@@ -248,11 +256,30 @@ def _undercut(footprint, cx, cy, ux, uy, limit_px):
     return limit_px
 
 
+@nb.njit(cache=True)
+def _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m):
+    """Whether anything between the open fingers of candidate (x, y, cos θ, sin θ) (the
+    band of the grasp lines, sampled every BODY_STEP_PX) stands more than palm_m above the
+    fingertips (heights in metres, NaN where nothing is seen)."""
+    n = int(half_r)
+    for i in across:
+        bx = x - offsets[i] * s
+        by = y + offsets[i] * c
+        for j in range(-n, n + 1, BODY_STEP_PX):
+            col = int(np.floor(bx + j * c + 0.5))
+            row = int(np.floor(by + j * s + 0.5))
+            if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
+                if height[row, col] > palm_m:  # NaN compares False
+                    return True
+    return False
+
+
 @nb.njit(cache=True, parallel=True)
 def depth_kernel(image, height, footprint, xs, ys, ts, left, right, half_r, offsets, body_px,
-                 probe_px, centre, out_body, out_h, out_undercut, out_lever):
+                 probe_px, palm_m, centre, out_body, out_h, out_undercut, out_lever):
     """Per candidate: finger bodies over anything in image (the band from each open finger's
-    line end outwards by body_px, sampled every BODY_STEP_PX); where both contacts are
+    line end outwards by body_px, sampled every BODY_STEP_PX), or the palm over anything
+    between the open fingers higher than palm_m (metres) above them; where both contacts are
     known, the lower side height the pads meet and the undercut beyond each side;
     and the mass centre's distance from the grasp axis (pixels)."""
     # the band is sampled every BODY_STEP_PX across and along (and at its edges): a thing
@@ -273,6 +300,8 @@ def depth_kernel(image, height, footprint, xs, ys, ts, left, right, half_r, offs
                     break
             if hit:
                 break
+        if not hit and palm_m == palm_m and palm_m < np.inf:
+            hit = _palm_hit(height, xs[k], ys[k], c, s, offsets, across, half_r, palm_m)
         out_body[k] = hit
         if left[k, 0] == left[k, 0] and right[k, 0] == right[k, 0]:
             hl = _side_height(height, left[k, 0], left[k, 1], c, s, probe_px)

@@ -64,6 +64,25 @@ def test_a_neighbour_behind_a_finger_zeroes_the_grasp_though_the_pads_are_clear(
         assert bool(sc.score[0] == 0.0) is blocked
 
 
+def test_a_tall_part_between_the_fingers_stops_the_palm():
+    """A cap standing 80 mm above the fingertips in the middle of the box (an upright
+    bottle's, above a grasp on its shoulder) is under the palm of 60 mm fingers: no grasp.
+    At 40 mm the fingers are long enough; without a palm check (finger length inf) the same
+    cap passes."""
+    import dataclasses
+
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    cap = ellipse(SHAPE, (150.0, 110.0), 8, 8)
+    x, y, t = across_box()
+    for cap_m, jaw, blocked in ((0.08, JAW, True), (0.04, JAW, False),
+                                (0.08, dataclasses.replace(JAW, finger_length_m=math.inf), False)):
+        h = np.where(cap, cap_m, np.where(box, 0.02, np.nan)).astype(np.float32)
+        sc = score_candidates(box, x, y, t, PROJ, target=box, jaw=jaw, depth=DepthView(h, M))
+        assert sc.tan_score[0] > 0.9
+        assert bool(sc.body_collision[0]) is blocked, (cap_m, jaw.finger_length_m)
+        assert bool(sc.score[0] == 0.0) is blocked
+
+
 def test_contact_height_ramps_from_min_to_full_contact():
     box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
     p = DepthParams(min_contact_m=0.003, full_contact_m=0.012)
