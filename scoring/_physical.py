@@ -169,6 +169,10 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
         else np.asarray(view.centre_of_mass_px, np.float64)
     footprint = np.zeros((1, 1), np.uint8) if view.footprint is None \
         else np.ascontiguousarray(view.footprint, np.uint8)
+    palm_m = jaw.finger_length_m - params.body_margin_m
+    with np.errstate(invalid="ignore"):
+        if not np.any(np.asarray(view.height_m) > palm_m):
+            palm_m = math.inf  # nothing that tall in view: no candidate's palm can land
     depth_kernel(np.ascontiguousarray(image, np.uint8),
                  np.ascontiguousarray(view.height_m, np.float32), footprint,
                  np.asarray(x, np.float64), np.asarray(y, np.float64),
@@ -176,8 +180,7 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                  np.asarray(contact_right, np.float64), 0.5 * float(open_width_px),
                  np.asarray(line_offsets_px, np.float64),
                  (jaw.finger_thickness_m + params.body_margin_m) / m, params.contact_probe_m / m,
-                 jaw.finger_length_m - params.body_margin_m, centre, body, h, undercut_px,
-                 lever_px)
+                 palm_m, centre, body, h, undercut_px, lever_px)
     h = np.minimum(h, jaw.pad_length_m)
     s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
     width = np.asarray(width_px, np.float64)
