@@ -113,6 +113,9 @@ def test_unregistered_depth_is_aligned_to_colour(rs, tmp_path):
 
 # -- the end of a recording, pacing and timeouts -----------------------------------------------
 
+# the same librealsense frame drop as above (seen once in a fresh-clone CI run, 2026-11-25):
+# the first reads then end early; a failure is run again, at most twice
+@pytest.mark.flaky(reruns=2)
 def test_reading_past_the_end_raises_end_of_recording(rs, tmp_path):
     path = _record(tmp_path, tabletop_frames(3))
     with RealSenseCamera(recording=path) as cam:
