@@ -36,6 +36,9 @@ from ._movement import MovementError, object_movement, pose_movement
 from ._trials import TrialImages, TrialRecord
 from ._types import CellStatus, GraspChoice, NoGrasp
 
+# the loop's second, deeper search runs only when the first found no grasp scoring this much:
+# it doubles the search time, and above this the first grasp is already at the top level
+DEEPER_SEARCH_BELOW = 0.95
 log = logging.getLogger("graspline.loop")
 
 LEVELS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0 + 1e-9])  # the five score levels (Tan Fig. 8)
@@ -276,9 +279,12 @@ class PickingLoop:
         """(best score, mask index, silhouette, GraspSet, index) for object i over the
         insertion depths (_insertions); None when it has no silhouette or grasp; a string
         saying why when the jaw cannot hold it at all (at the first depth: a deeper section
-        too wide for the stroke only leaves the shallower grasps)."""
+        too wide for the stroke only leaves the shallower grasps). A deeper search runs only
+        while the best grasp so far scores under DEEPER_SEARCH_BELOW."""
         best, seen = None, []
         for k, insertion in enumerate(self._insertions()):
+            if best is not None and best[0] >= DEEPER_SEARCH_BELOW:
+                break  # a top-level grasp already: a deeper one could gain little (README)
             with clock.stage("silhouette"):
                 try:
                     sil = self._silhouette(frame, masks, i, insertion)

@@ -429,3 +429,21 @@ def test_a_lying_bottle_is_held_nearer_its_axis_by_the_deeper_search(tmp_path):
         assert c.loop.score_pose(plan.frame, deep.T_base_tcp)[0] == pytest.approx(deep.score, abs=1e-4)
         rec = c.pick_record()
     assert rec.success, (rec.outcome, rec.error, rec.score)
+
+
+def test_a_top_level_first_grasp_skips_the_deeper_search(tmp_path):
+    """Boxes score 0.95 or more from the first search (fingertips 2 cm under the top); the
+    second, deeper search, which doubles the search time, is not run for them."""
+    import dataclasses
+
+    from onboard import GraspChoice
+
+    with small_cell(6, tmp_path, width_px=640) as c:
+        sim = c.devices.truth
+        sim.settings = dataclasses.replace(sim.settings, builtin=(), random_primitives=("box",),
+                                           objects_per_table=(2, 3))
+        sim.new_table()
+        choices = [c.loop.plan().choice for _ in range(3)]
+    top = [ch for ch in choices if isinstance(ch, GraspChoice) and ch.score >= 0.95]
+    assert top, choices
+    assert all(ch.features["insertion_m"] == pytest.approx(0.02, abs=1e-3) for ch in top)
