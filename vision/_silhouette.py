@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 
 from drivers.camera import RGBDFrame
-from scoring import check_positive
+from scoring import check_positive, narrowest_width_m
 
 from ._base import check_frame
 from ._camera import ray_axes
@@ -226,7 +226,7 @@ def _join_attached(frame: RGBDFrame, attached: np.ndarray, R: np.ndarray, lo: np
     grid = _plane_grid(frame, attached, R)[0]
     if grid.size == 0 or not np.isfinite(grid[..., 2]).any():
         return volume, centre_px
-    if math.isfinite(max_width_m) and _narrowest_m(target_grid, grid) > max_width_m:
+    if math.isfinite(max_width_m) and _narrowest_m(m, target_grid, grid) > max_width_m:
         return volume, centre_px
     _, _, _, x0, y0, x1, y1 = extent_above(grid, math.inf)
     lo_a = np.array([x0, y0]) - m
@@ -240,14 +240,14 @@ def _join_attached(frame: RGBDFrame, attached: np.ndarray, R: np.ndarray, lo: np
     return volume + v_a, (volume * np.asarray(centre_px) + v_a * c_a) / (volume + v_a)
 
 
-def _narrowest_m(*grids: np.ndarray, n_angles: int = 90) -> float:
-    """The smallest width (metres) over n_angles directions of the plane points of grids
-    (each (h, w, 3), NaN outside its mask) together: their minimum Feret diameter."""
-    pts = np.concatenate([g[..., :2][np.isfinite(g[..., 2])] for g in grids]).astype(np.float32)
-    pts = cv2.convexHull(pts).reshape(-1, 2).astype(np.float64)  # the extent is the hull's
-    a = np.arange(n_angles) * (math.pi / n_angles)
-    proj = pts @ np.stack([np.cos(a), np.sin(a)])
-    return float((proj.max(axis=0) - proj.min(axis=0)).min())
+def _narrowest_m(m: float, *grids: np.ndarray) -> float:
+    """The smallest width (metres) of the plane points of grids (each (h, w, 3), NaN outside
+    its mask) together, drawn at m metres a pixel: scoring's minimum Feret diameter."""
+    pts = np.concatenate([g[..., :2][np.isfinite(g[..., 2])] for g in grids])
+    px = np.round((pts - pts.min(axis=0)) / m).astype(np.int64)
+    image = np.zeros((px[:, 1].max() + 1, px[:, 0].max() + 1), bool)
+    image[px[:, 1], px[:, 0]] = True
+    return narrowest_width_m(image, m)
 
 
 def touching(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: int = 2,
