@@ -133,21 +133,34 @@ class _Plan:
     oldest: float = 0.0  # time.monotonic() when the oldest buffered result arrived
 
 
-_evaluators: dict[object, Evaluator] = {}  # per worker process: built once per target
+_evaluators: dict[object, Evaluator] = {}  # per process: built once per target (prepared_evaluator)
+
+
+def prepared_evaluator(factory: Callable[[], Evaluator]) -> Evaluator:
+    """This process's evaluator of factory, built on first use and kept.
+
+    Called in the main process before a local build (as ``db build`` does to count the
+    candidates), it is inherited by the worker processes, which are forked after it (Linux's
+    default start method; with another, or on Ray, each worker builds its own): they then
+    neither compile the world nor draw the candidates again (a 1,000-candidate target spends
+    seconds on the draw, done until now once in the main process and once in every worker).
+    """
+    # keyed by the factory (its settings), not by the names: two builds of one object and
+    # hand with other settings in the same process must not share an evaluator
+    key = factory
+    try:
+        hash(key)
+    except TypeError:
+        key = id(factory)
+    evaluator = _evaluators.get(key)
+    if evaluator is None:
+        evaluator = _evaluators[key] = factory()
+    return evaluator
 
 
 def _evaluate(target: BuildTarget, candidates: list[int]) -> list[tuple[int, GraspRecord]]:
     """Worker side: evaluate candidates of one target with this process's evaluator."""
-    # keyed by the factory (its settings), not by the names: two builds of one object and
-    # hand with other settings in the same process must not share an evaluator
-    key = target.factory
-    try:
-        hash(key)
-    except TypeError:
-        key = id(target.factory)
-    evaluator = _evaluators.get(key)
-    if evaluator is None:
-        evaluator = _evaluators[key] = target.factory()
+    evaluator = prepared_evaluator(target.factory)
     return [(c, evaluator(c)) for c in candidates]
 
 

@@ -88,7 +88,7 @@ def hand_drives(model, hand: HandModel, prefix: str = "") -> HandDrives:
 
 
 def hold_servos(model, data, actuators: np.ndarray) -> None:
-    """Set the targets of position servos to where their joints are now (after mj_forward),
+    """Set the targets of position servos to where their joints are now (after the position stage),
     clipped to the control range where it is limited: the servos hold their start position."""
     data.ctrl[actuators] = data.actuator_length[actuators]
     lo, hi = model.actuator_ctrlrange[actuators].T

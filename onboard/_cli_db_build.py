@@ -58,7 +58,8 @@ def add_build_parser(actions: argparse._SubParsersAction) -> None:
 def run_build(args: argparse.Namespace) -> int:
     """Build (or resume) the database; one progress bar per object."""
     from offline_sim import (BuildInputsChanged, BuildTarget, HandSource, MonteCarloSettings,
-                             SimEvaluatorFactory, build_database, hand_digest, object_sources)
+                             SimEvaluatorFactory, build_database, hand_digest, object_sources,
+                             prepared_evaluator)
 
     for name in ("candidates", "samples"):
         if getattr(args, name) < 1:
@@ -83,7 +84,9 @@ def run_build(args: argparse.Namespace) -> int:
                                       nthread=args.threads)
         print(f"{src.name}: preparing (decomposition is cached in {cache})", file=sys.stderr)
         try:
-            n = len(factory())  # collision-free candidates this hand has on this object
+            # collision-free candidates this hand has on this object; the evaluator is kept
+            # for the local workers, forked later, so that they do not draw them again
+            n = len(prepared_evaluator(factory))
             obj = src.load()
         except ValueError as exc:
             raise CliError(f"{src.name}: {exc}") from exc

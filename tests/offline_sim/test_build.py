@@ -18,7 +18,7 @@ pytest.importorskip("scipy")
 
 from offline_sim import (BuildInputsChanged, BuildTarget, GraspDatabaseWriter,  # noqa: E402
                          GraspRecord, MonteCarloSettings, TrialMeasures, build_database,
-                         evaluate_under_uncertainty, ferrari_canny)
+                         evaluate_under_uncertainty, ferrari_canny, prepared_evaluator)
 from scoring import GraspDatabase  # noqa: E402
 
 
@@ -79,6 +79,19 @@ def target(n=40, seed=1, delay_s=0.0, delay_from=0, *, obj="bar", hand="planar_j
                        functools.partial(PlanarJawEvaluator, seed=seed, mu=mu, delay_s=delay_s,
                                          delay_from=delay_from, mark_dir=mark_dir),
                        {"radius_m": 0.05, "mesh_sha256": mesh}, {"monte_carlo": f"seed={seed}"})
+
+
+@dataclass(frozen=True)
+class BuildCountingFactory:
+    """Builds PlanarJawEvaluator and leaves a file named after the building process's pid in
+    mark_dir, so a test sees which processes built an evaluator."""
+
+    mark_dir: str
+    seed: int = 1
+
+    def __call__(self) -> PlanarJawEvaluator:
+        open(os.path.join(self.mark_dir, f"built-by-{os.getpid()}"), "a").close()
+        return PlanarJawEvaluator(seed=self.seed)
 
 
 def table(path, obj="bar", hand="planar_jaw"):
@@ -478,3 +491,22 @@ def test_ctrl_c_inside_a_database_transaction_ends_the_build_at_the_next_batch_w
     assert 1 <= kept < 40  # stopped early, and what was evaluated was written
     s = build_database([target(n=40)], tmp_path / "g.db", workers=0, progress=False)
     assert s.skipped == kept and s.evaluated == 40 - kept
+
+
+@pytest.mark.parametrize("prepare", [True, False])
+def test_local_workers_reuse_the_evaluator_prepared_in_the_main_process(tmp_path, prepare):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    factory = BuildCountingFactory(str(marks))
+    if prepare:
+        evaluator = prepared_evaluator(factory)
+        assert prepared_evaluator(factory) is evaluator  # built once, kept
+    t = BuildTarget("bar", "planar_jaw", "1", {"mu": 0.4}, 12, factory,
+                    {"radius_m": 0.05, "mesh_sha256": "bar-mesh-v1"}, {"monte_carlo": "seed=1"})
+    build_database([t], tmp_path / "g.db", workers=2, chunk=3, progress=False)
+    builders = sorted(p.name for p in marks.iterdir())
+    assert len(table(tmp_path / "g.db")) == 12
+    if prepare:  # the forked workers inherit it: nobody builds it again
+        assert builders == [f"built-by-{os.getpid()}"]
+    else:
+        assert builders and f"built-by-{os.getpid()}" not in builders

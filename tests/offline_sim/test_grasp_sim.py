@@ -192,3 +192,31 @@ def test_object_rests_still_in_a_given_stable_pose():
     np.testing.assert_allclose(world.data.xpos[world.object_body], p0, atol=1e-4)
     with pytest.raises(ValueError, match="R_table_object must be a"):
         build_grasp_world(BOX, parallel_jaw(), R_table_object=2 * np.eye(3))
+
+
+def test_a_placed_start_reads_and_steps_bit_for_bit_as_after_mj_forward():
+    import mujoco
+
+    world = build_grasp_world(CYLINDER, three_finger())
+    T = side(0.03, SIDE_DEPTH_M["three_finger"])
+    place_hand(world, T, np.array([0.4, 0.4]))  # a spread away from its zero: its servo pulls at the start
+    m, placed = world.model, world.data
+    # what place_hand did before it skipped the acceleration stage: a full mj_forward with the
+    # reset's zero targets, then the servos set to hold (hold_servos reads lengths only)
+    full = mujoco.MjData(m)
+    mujoco.mj_copyData(full, m, placed)
+    full.ctrl[:] = 0.0
+    mujoco.mj_forward(m, full)
+    full.ctrl[:] = placed.ctrl
+    # what a start is read for: contacts, poses, actuator lengths and forces (the Python
+    # closing law's first period reads the forces)
+    assert placed.ncon == full.ncon > 0
+    assert np.abs(full.actuator_force).max() > 0.1
+    for name in ("xpos", "xipos", "actuator_length", "actuator_force"):
+        np.testing.assert_array_equal(getattr(placed, name), getattr(full, name), err_msg=name)
+    np.testing.assert_array_equal(placed.contact.dist, full.contact.dist)
+    for d in (placed, full):
+        d.ctrl[world.drives.act_ids] += 0.3  # close a little, so that the fingers meet the object
+        mujoco.mj_step(m, d, 60)
+    for name in ("qpos", "qvel", "actuator_force"):
+        np.testing.assert_array_equal(getattr(placed, name), getattr(full, name), err_msg=name)
