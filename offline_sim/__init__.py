@@ -3,8 +3,8 @@ al.), pose uncertainty, measure A, and the build of the simulation-ranked grasp 
 
 mujoco, trimesh, coacd and ray are imported only inside the functions that use them.
 """
-from ._build import (ON_CHANGE, BuildInputsChanged, BuildSummary, BuildTarget, Evaluator,
-                     build_database, changed_inputs, digest, prepared_evaluator)
+from ._build import (MAX_EVALUATORS, ON_CHANGE, BuildInputsChanged, BuildSummary, BuildTarget,
+                     Evaluator, build_database, changed_inputs, digest)
 from ._candidates import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL, GraspCandidates,
                           pregrasp_candidates)
 from ._evaluate import (HandSource, ObjectSource, SimEvaluator, SimEvaluatorFactory, hand_digest,
@@ -60,7 +60,8 @@ __all__ = [
     "PoseErrorModel", "TrialMeasures", "evaluate_under_uncertainty", "evaluate_batched", "grid_transforms",
     "pfc_grid", "probability_of_force_closure", "ClosingSettings", "ClosedGrasp",
     "KinematicCloser", "PfcResult", "sample_pose_errors", "BuildSummary",
-    "BuildTarget", "Evaluator", "build_database", "prepared_evaluator", "GraspDatabaseWriter", "GraspRecord",
+    "BuildTarget", "Evaluator", "MAX_EVALUATORS", "build_database", "GraspDatabaseWriter",
+    "GraspRecord",
     "ON_CHANGE", "BuildInputsChanged", "changed_inputs", "digest", "hand_digest",
     "measures_code_version",
     "BUILTIN_HANDS", "HandSource", "ObjectSource", "SimEvaluator", "SimEvaluatorFactory",

@@ -1,13 +1,14 @@
 """Building the grasp database: candidates evaluated in parallel, written in batches, resumable.
 
 Work is spread over local worker processes (default) or a Ray cluster. Each worker builds an
-evaluator once per (object, hand) — compiling a simulation world is the slow part — and then
-evaluates candidates by index. The tasks of every target go to the workers at once, so the
-tail of one object does not leave workers idle. Only the main process writes, one transaction
-per batch, so a build stopped by Ctrl-C or kill -9 keeps every batch it wrote and, started
-again, evaluates only the candidates that are missing. Results do not depend on the number of
-workers: an evaluator derives each candidate's randomness from the build seed and the
-candidate index.
+evaluator once per (object, hand) — compiling a simulation world and drawing its candidates
+(kept on disk by the evaluator, so that one process draws them) is the slow part — keeps those
+of its last MAX_EVALUATORS targets, and evaluates candidates by index. The tasks of every
+target go to the workers at once, so the tail of one object does not leave workers idle. Only
+the main process writes, one transaction per batch, so a build stopped by Ctrl-C or kill -9
+keeps every batch it wrote and, started again, evaluates only the candidates that are missing.
+Results do not depend on the number of workers: an evaluator derives each candidate's
+randomness from the build seed and the candidate index.
 
 A target records the inputs it was built from (hand, mesh, settings, code of the measures,
 each as a digest). A resumed build whose inputs differ either stops and names what changed
@@ -25,6 +26,7 @@ import os
 import signal
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,34 +135,29 @@ class _Plan:
     oldest: float = 0.0  # time.monotonic() when the oldest buffered result arrived
 
 
-_evaluators: dict[object, Evaluator] = {}  # per process: built once per target (prepared_evaluator)
-
-
-def prepared_evaluator(factory: Callable[[], Evaluator]) -> Evaluator:
-    """This process's evaluator of factory, built on first use and kept.
-
-    Called in the main process before a local build (as ``db build`` does to count the
-    candidates), it is inherited by the worker processes, which are forked after it (Linux's
-    default start method; with another, or on Ray, each worker builds its own): they then
-    neither compile the world nor draw the candidates again (a 1,000-candidate target spends
-    seconds on the draw, done until now once in the main process and once in every worker).
-    """
-    # keyed by the factory (its settings), not by the names: two builds of one object and
-    # hand with other settings in the same process must not share an evaluator
-    key = factory
-    try:
-        hash(key)
-    except TypeError:
-        key = id(factory)
-    evaluator = _evaluators.get(key)
-    if evaluator is None:
-        evaluator = _evaluators[key] = factory()
-    return evaluator
+# Per worker process, the evaluators of the targets it worked on last, least recent first.
+# Bounded: a worker of a build of hundreds of objects and hands sees every target (its tasks
+# are a few candidates each), and one simulation evaluator holds ~10 MB; the tasks come
+# target by target, so a worker rarely goes back to a target it left.
+_evaluators: OrderedDict[object, Evaluator] = OrderedDict()
+MAX_EVALUATORS = 4
 
 
 def _evaluate(target: BuildTarget, candidates: list[int]) -> list[tuple[int, GraspRecord]]:
     """Worker side: evaluate candidates of one target with this process's evaluator."""
-    evaluator = prepared_evaluator(target.factory)
+    # keyed by the factory (its settings), not by the names: two builds of one object and
+    # hand with other settings in the same process must not share an evaluator
+    key = target.factory
+    try:
+        hash(key)
+    except TypeError:
+        key = id(target.factory)
+    evaluator = _evaluators.get(key)
+    if evaluator is None:
+        evaluator = _evaluators[key] = target.factory()
+        while len(_evaluators) > MAX_EVALUATORS:
+            _evaluators.popitem(last=False)
+    _evaluators.move_to_end(key)
     return [(c, evaluator(c)) for c in candidates]
 
 

@@ -58,8 +58,7 @@ def add_build_parser(actions: argparse._SubParsersAction) -> None:
 def run_build(args: argparse.Namespace) -> int:
     """Build (or resume) the database; one progress bar per object."""
     from offline_sim import (BuildInputsChanged, BuildTarget, HandSource, MonteCarloSettings,
-                             SimEvaluatorFactory, build_database, hand_digest, object_sources,
-                             prepared_evaluator)
+                             SimEvaluatorFactory, build_database, hand_digest, object_sources)
 
     for name in ("candidates", "samples"):
         if getattr(args, name) < 1:
@@ -81,12 +80,11 @@ def run_build(args: argparse.Namespace) -> int:
     for src in sources:
         factory = SimEvaluatorFactory(src, hand, args.candidates, args.seed, mc,
                                       pfc_steps=PFC_GRIDS[args.pfc], closing=args.closing,
-                                      nthread=args.threads)
-        print(f"{src.name}: preparing (decomposition is cached in {cache})", file=sys.stderr)
+                                      nthread=args.threads, candidates_cache_dir=str(cache))
+        print(f"{src.name}: preparing (decomposition and candidates are cached in {cache})",
+              file=sys.stderr)
         try:
-            # collision-free candidates this hand has on this object; the evaluator is kept
-            # for the local workers, forked later, so that they do not draw them again
-            n = len(prepared_evaluator(factory))
+            n = len(factory())  # collision-free candidates this hand has on this object
             obj = src.load()
         except ValueError as exc:
             raise CliError(f"{src.name}: {exc}") from exc

@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("scipy")
 
 from offline_sim import (BuildInputsChanged, BuildTarget, GraspDatabaseWriter,  # noqa: E402
-                         GraspRecord, MonteCarloSettings, TrialMeasures, build_database,
-                         evaluate_under_uncertainty, ferrari_canny, prepared_evaluator)
+                         MAX_EVALUATORS, GraspRecord, MonteCarloSettings, TrialMeasures,
+                         build_database, evaluate_under_uncertainty, ferrari_canny)
 from scoring import GraspDatabase  # noqa: E402
 
 
@@ -83,14 +83,15 @@ def target(n=40, seed=1, delay_s=0.0, delay_from=0, *, obj="bar", hand="planar_j
 
 @dataclass(frozen=True)
 class BuildCountingFactory:
-    """Builds PlanarJawEvaluator and leaves a file named after the building process's pid in
-    mark_dir, so a test sees which processes built an evaluator."""
+    """Builds PlanarJawEvaluator and leaves a file in mark_dir per build, so that a test
+    counts how often a process built the evaluator of a target."""
 
     mark_dir: str
     seed: int = 1
 
     def __call__(self) -> PlanarJawEvaluator:
-        open(os.path.join(self.mark_dir, f"built-by-{os.getpid()}"), "a").close()
+        n = len(os.listdir(self.mark_dir))
+        open(os.path.join(self.mark_dir, f"seed{self.seed}-{n}"), "w").close()
         return PlanarJawEvaluator(seed=self.seed)
 
 
@@ -177,7 +178,8 @@ def test_build_killed_with_sigkill_resumes_to_the_same_database(tmp_path):
     assert statuses == ["running", "finished"]  # the killed run never got to write its end
 
 
-def test_ray_build_matches_the_local_build_and_shuts_down_the_runtime_it_started(tmp_path):
+def test_ray_build_matches_the_local_build_and_shuts_down_the_runtime_it_started(tmp_path,
+                                                                                one_ray_at_a_time):
     ray = pytest.importorskip("ray")
     assert not ray.is_initialized()
     build_database([target(n=20)], tmp_path / "ray.db", ray_address="local", progress=False)
@@ -425,7 +427,8 @@ def test_10_objects_x_3_hands_killed_and_interrupted_at_several_points_resume_wi
 
 
 @pytest.mark.slow
-def test_10_objects_x_3_hands_on_ray_killed_and_interrupted_resume_without_loss(tmp_path):
+def test_10_objects_x_3_hands_on_ray_killed_and_interrupted_resume_without_loss(tmp_path,
+                                                                               one_ray_at_a_time):
     pytest.importorskip("ray")
     path = tmp_path / "g.db"
     counts = [interrupt_at(path, "ray", 40, signal.SIGKILL),
@@ -493,20 +496,24 @@ def test_ctrl_c_inside_a_database_transaction_ends_the_build_at_the_next_batch_w
     assert s.skipped == kept and s.evaluated == 40 - kept
 
 
-@pytest.mark.parametrize("prepare", [True, False])
-def test_local_workers_reuse_the_evaluator_prepared_in_the_main_process(tmp_path, prepare):
+def test_a_worker_keeps_the_evaluators_of_its_last_targets_only(tmp_path):
     marks = tmp_path / "marks"
     marks.mkdir()
-    factory = BuildCountingFactory(str(marks))
-    if prepare:
-        evaluator = prepared_evaluator(factory)
-        assert prepared_evaluator(factory) is evaluator  # built once, kept
-    t = BuildTarget("bar", "planar_jaw", "1", {"mu": 0.4}, 12, factory,
-                    {"radius_m": 0.05, "mesh_sha256": "bar-mesh-v1"}, {"monte_carlo": "seed=1"})
-    build_database([t], tmp_path / "g.db", workers=2, chunk=3, progress=False)
-    builders = sorted(p.name for p in marks.iterdir())
-    assert len(table(tmp_path / "g.db")) == 12
-    if prepare:  # the forked workers inherit it: nobody builds it again
-        assert builders == [f"built-by-{os.getpid()}"]
-    else:
-        assert builders and f"built-by-{os.getpid()}" not in builders
+
+    def counted(seed):
+        return BuildTarget(f"bar{seed}", "planar_jaw", "1", {"mu": 0.4}, 2,
+                           BuildCountingFactory(str(marks), seed),
+                           {"radius_m": 0.05, "mesh_sha256": "bar-mesh-v1"},
+                           {"monte_carlo": f"seed={seed}"})
+
+    def builds(seed):
+        return sum(p.name.startswith(f"seed{seed}-") for p in marks.iterdir())
+
+    seeds = range(100, 101 + MAX_EVALUATORS)  # one more target than a process keeps
+    build_database([counted(s) for s in seeds], tmp_path / "a.db", workers=0, progress=False)
+    assert [builds(s) for s in seeds] == [1] * len(seeds)
+    # built again in another database: the last targets' evaluators are still there, the
+    # first one's was let go
+    build_database([counted(seeds[-1])], tmp_path / "b.db", workers=0, progress=False)
+    build_database([counted(seeds[0])], tmp_path / "c.db", workers=0, progress=False)
+    assert builds(seeds[-1]) == 1 and builds(seeds[0]) == 2

@@ -182,7 +182,8 @@ def _box_obj(path: Path, half: tuple[float, float, float]) -> None:
 
 
 @pytest.mark.slow
-def test_db_build_on_a_ray_cluster_started_by_the_test_matches_the_local_build(tmp_path):
+def test_db_build_on_a_ray_cluster_started_by_the_test_matches_the_local_build(tmp_path,
+                                                                               one_ray_at_a_time):
     pytest.importorskip("ray")
     pytest.importorskip("coacd")
     meshes = tmp_path / "meshes"
@@ -214,3 +215,35 @@ def test_db_build_on_a_ray_cluster_started_by_the_test_matches_the_local_build(t
     assert len(ta) == len(tb) >= 1
     np.testing.assert_array_equal(ta.candidate, tb.candidate)
     np.testing.assert_array_equal(ta.quality, tb.quality)
+
+
+def test_evaluators_with_a_candidates_cache_draw_once_and_get_the_same_candidates(tmp_path,
+                                                                                  monkeypatch):
+    import offline_sim._candidates as candidates_module
+
+    draws = []
+    real = candidates_module.pregrasp_candidates
+    monkeypatch.setattr(candidates_module, "pregrasp_candidates",
+                        lambda *a, **k: draws.append(1) or real(*a, **k))
+    plain = SimEvaluatorFactory(ObjectSource("box"), HandSource("three_finger"), 12, seed=3)()
+    assert len(draws) == 1
+    cached = SimEvaluatorFactory(ObjectSource("box"), HandSource("three_finger"), 12, seed=3,
+                                 candidates_cache_dir=str(tmp_path))
+    first, second = cached(), cached()
+    assert len(draws) == 2  # the second evaluator (another worker) read the file
+    (path,) = (tmp_path / "candidates").glob("*.npz")
+    for ev in (first, second):
+        for name in ("T_object_hand", "approach", "depth_m", "roll_rad", "source", "preshape"):
+            np.testing.assert_array_equal(getattr(ev.candidates, name),
+                                          getattr(plain.candidates, name))
+    # another seed is another draw, in its own file
+    SimEvaluatorFactory(ObjectSource("box"), HandSource("three_finger"), 12, seed=4,
+                        candidates_cache_dir=str(tmp_path))()
+    assert len(draws) == 3 and len(list((tmp_path / "candidates").glob("*.npz"))) == 2
+    # a torn file is drawn again and replaced
+    path.write_bytes(path.read_bytes()[:100])
+    again = cached()
+    assert len(draws) == 4
+    np.testing.assert_array_equal(again.candidates.T_object_hand, plain.candidates.T_object_hand)
+    cached()
+    assert len(draws) == 4
