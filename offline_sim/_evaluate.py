@@ -6,10 +6,12 @@ simulation world once and then evaluates candidates by index.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
+import sys
 import time
 import zipfile
 from collections.abc import Callable
@@ -213,10 +215,16 @@ def cached_candidates(cache_dir: str | Path | None, obj: GraspObject, world,
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile):
         pass
     out = draw()
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")  # workers may race: last one wins
-    np.savez(tmp, **{f: getattr(out, f) for f in fields})
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(tmp, **{f: getattr(out, f) for f in fields})
+        os.replace(tmp, path)
+    except OSError as exc:  # a cache that cannot be written costs time, never the build
+        print(f"graspline: candidates of {obj.name} with {world.hand.name} not cached in "
+              f"{path.parent} ({exc.strerror or exc}); every worker draws them", file=sys.stderr)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
     return out
 
 

@@ -247,3 +247,14 @@ def test_evaluators_with_a_candidates_cache_draw_once_and_get_the_same_candidate
     np.testing.assert_array_equal(again.candidates.T_object_hand, plain.candidates.T_object_hand)
     cached()
     assert len(draws) == 4
+
+
+def test_a_candidates_cache_that_cannot_be_written_is_named_and_the_evaluator_still_works(tmp_path,
+                                                                                          capsys):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    ev = SimEvaluatorFactory(ObjectSource("box"), HandSource("parallel"), 4, seed=3,
+                             candidates_cache_dir=str(blocked))()
+    assert len(ev) == 4 and ev(0).candidate == 0
+    err = capsys.readouterr().err
+    assert "not cached in" in err and str(blocked) in err
