@@ -242,12 +242,12 @@ class PickingLoop:
         past its top (default scoring.insertion_depth_m), its neighbours as obstacles (and,
         with scoring.join_touching, those touching it in its mass and mass centre)."""
         s = self.config.scoring
+        depth_m = s.insertion_depth_m if insertion_m is None else insertion_m
         others = neighbours(masks, i)
         attached = touching(masks, i) if s.join_touching else None
         plane = getattr(self.segmenter, "last_plane", None)
         return silhouette(frame, masks[i], approach=(0.0, 0.0, -1.0),
-                          insertion_depth_m=s.insertion_depth_m if insertion_m is None else insertion_m,
-                          metres_per_px=s.metres_per_px,
+                          insertion_depth_m=depth_m, metres_per_px=s.metres_per_px,
                           margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
                           obstacles=others, support=plane, clearance_m=s.clearance_m,
                           attached=attached,
@@ -543,7 +543,8 @@ class PickingLoop:
         i = _nearest_mask(frame, masks, tip)
         # the search's silhouette whose fingertip plane the pose's fingertips lie in
         sils = [self._silhouette(frame, masks, i, d) for d in self._insertions()]
-        sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2] @ (tip - v.T_base_plane[:3, 3]))))
+        sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2]
+                                                @ (tip - v.T_base_plane[:3, 3]))))
         x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)
         kw = self._measure_kw(frame, masks[i], sil)
         scores = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),

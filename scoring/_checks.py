@@ -13,16 +13,19 @@ ROTATION_TOL = 1e-6  # max |RᵀR - I| of an accepted rotation: float64 products
 
 
 def check_positive(value: object, name: str, where: str | None = None, *,
-                   allow_zero: bool = False) -> float:
-    """Return value as a float, checking it is a finite real number > 0 (>= 0 with allow_zero).
+                   allow_zero: bool = False, allow_inf: bool = False) -> float:
+    """Return value as a float, checking it is a finite real number > 0 (>= 0 with allow_zero;
+    +inf also passes with allow_inf, for limits where inf means "none").
 
     The message names the argument (prefixed "where: " when given) and the value.
     """
     prefix = f"{where}: " if where else ""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{prefix}{name} must be a number, got {value!r}")
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{prefix}{name} must be finite and {'>= 0' if allow_zero else '> 0'}, "
+    infinite_ok = allow_inf and value == math.inf
+    if (not math.isfinite(value) and not infinite_ok) or value < 0 or (value == 0 and not allow_zero):
+        kind = "a number" if allow_inf else "finite"
+        raise ValueError(f"{prefix}{name} must be {kind} and {'>= 0' if allow_zero else '> 0'}, "
                          f"got {value!r}")
     return float(value)
 

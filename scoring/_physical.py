@@ -60,9 +60,7 @@ class JawLimits:
     def __post_init__(self) -> None:
         for name in ("stroke_m", "pad_length_m", "force_n", "friction"):
             check_positive(getattr(self, name), name, "JawLimits")
-        if not (isinstance(self.finger_length_m, (int, float)) and self.finger_length_m > 0):
-            raise ValueError(f"JawLimits: finger_length_m must be > 0 (inf: no palm check), got "
-                             f"{self.finger_length_m!r}")
+        check_positive(self.finger_length_m, "finger_length_m", "JawLimits", allow_inf=True)
         check_positive(self.finger_thickness_m, "finger_thickness_m", "JawLimits", allow_zero=True)
 
 

@@ -17,6 +17,9 @@ from scoring import check_pose, check_positive, check_rotation
     (math.inf, {"allow_zero": True}, r"width_m must be finite and >= 0, got inf"),
     ("5", {}, r"^width_m must be a number, got '5'$"),
     (True, {}, r"width_m must be a number, got True"),
+    (float("nan"), {"allow_inf": True}, r"width_m must be a number and > 0, got nan"),
+    (-math.inf, {"allow_inf": True}, r"width_m must be a number and > 0, got -inf"),
+    (True, {"allow_inf": True}, r"width_m must be a number, got True"),
 ])
 def test_check_positive_names_the_argument_and_value(value, kw, needle):
     with pytest.raises(ValueError, match=needle):
@@ -26,6 +29,7 @@ def test_check_positive_names_the_argument_and_value(value, kw, needle):
 def test_check_positive_returns_a_float_and_allows_zero_only_when_asked():
     assert check_positive(np.int64(3), "n") == 3.0 and type(check_positive(2, "n")) is float
     assert check_positive(0, "gap_m", allow_zero=True) == 0.0
+    assert check_positive(math.inf, "length_m", allow_inf=True) == math.inf
 
 
 @st.composite

@@ -1,5 +1,6 @@
 """graspline's depth terms on Tan's score: finger bodies, the height of the side the pads meet,
 the torque about the grasp axis, and the objects the jaw cannot hold at all."""
+import dataclasses
 import math
 
 import numpy as np
@@ -69,7 +70,6 @@ def test_a_tall_part_between_the_fingers_stops_the_palm():
     bottle's, above a grasp on its shoulder) is under the palm of 60 mm fingers: no grasp.
     At 40 mm the fingers are long enough; without a palm check (finger length inf) the same
     cap passes."""
-    import dataclasses
 
     box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
     cap = ellipse(SHAPE, (150.0, 110.0), 8, 8)
@@ -192,3 +192,9 @@ def test_bad_depth_inputs_are_named():
         DepthParams(min_contact_m=0.02, full_contact_m=0.01)
     with pytest.raises(ValueError, match="mass_kg must be >= 0 or NaN"):
         DepthView(np.zeros((5, 5)), M, mass_kg=-2.0)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.06, float("nan"), True, "6 cm"])
+def test_jaw_limits_refuse_a_finger_length_that_is_not_a_positive_number(bad):
+    with pytest.raises(ValueError, match=r"JawLimits: finger_length_m must be"):
+        dataclasses.replace(JAW, finger_length_m=bad)
