@@ -68,6 +68,11 @@ def run_build(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 0:
         raise CliError(f"--workers must be >= 0, got {args.workers}")
     cache = args.cache or args.out.resolve().parent / ".graspline-cache"
+    try:  # decompositions and candidates are written there: a file in its place is a user error
+        Path(cache).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "a file is there" if Path(cache).exists() else exc.strerror or str(exc)
+        raise CliError(f"--cache {cache}: cannot be used as a folder ({why})") from exc
     try:
         hand = HandSource.parse(args.hand)
         sources = object_sources(args.objects, cache_dir=str(cache), scale=args.scale)

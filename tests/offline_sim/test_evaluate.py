@@ -120,6 +120,11 @@ def test_db_build_refuses_bad_arguments_in_one_line(tmp_path, capsys):
     assert "no meshes" in capsys.readouterr().err
     assert build("--candidates", "0", out=tmp_path / "x.db") == 2
     assert "--candidates must be >= 1, got 0" in capsys.readouterr().err
+    not_a_folder = tmp_path / "cache-file"
+    not_a_folder.write_text("")
+    assert build("--cache", str(not_a_folder), out=tmp_path / "x.db") == 2
+    err = capsys.readouterr().err
+    assert f"--cache {not_a_folder}: cannot be used as a folder" in err and "Traceback" not in err
 
 
 BUILD = """
