@@ -11,7 +11,7 @@ import numpy as np
 from scoring import check_pose
 
 from ._errors import CalibrationError, DegeneratePosesWarning
-from ._geometry import invert, pose, pose_difference, rotation_angle
+from geometry import invert, pose, pose_difference, rotation_angle
 
 SETUPS = ("eye_in_hand", "eye_to_hand")
 MIN_POSES = 3             # OpenCV's minimum
@@ -170,7 +170,7 @@ def refine(setup: str, T_base_tcp: list[np.ndarray], T_camera_board: list[np.nda
     methods use relative motions between pairs; this uses each pose once, as measured."""
     from scipy.optimize import least_squares
 
-    from ._geometry import matrix_to_rotvec, pose_from_rvec
+    from geometry import matrix_to_rotvec, pose_from_rvec
 
     def unpack(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return X0 @ pose_from_rvec(p[0:3], p[3:6]), Z0 @ pose_from_rvec(p[6:9], p[9:12])

@@ -168,7 +168,7 @@ def board_pose(view: BoardView, intr: Intrinsics) -> np.ndarray:
     """T_camera_board (4 x 4, metres) of one view, by solvePnP with the given intrinsics."""
     import cv2
 
-    from ._geometry import pose_from_rvec
+    from geometry import pose_from_rvec
 
     ok, rvec, tvec = cv2.solvePnP(view.object_points, view.corners_px, intr.K,
                                   _distortion_of(intr), flags=cv2.SOLVEPNP_ITERATIVE)

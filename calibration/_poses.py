@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ._errors import CalibrationError
-from ._geometry import pose, quat_xyzw_to_matrix, rotvec_to_matrix
+from geometry import pose, quat_to_matrix, rotvec_to_matrix
 
 TRANSLATION = ("x_m", "y_m", "z_m")
 ROTVEC = ("rx_rad", "ry_rad", "rz_rad")
@@ -79,7 +79,7 @@ def read_robot_poses(path: str | os.PathLike) -> list[RobotPose]:
                 raise CalibrationError(f"robot poses {path}, line {line}: quaternion "
                                        f"{q.tolist()} is not unit length "
                                        f"({np.linalg.norm(q):.4f})")
-            R = quat_xyzw_to_matrix(q)
+            R = quat_to_matrix(q, scalar_first=False)
         else:
             R = rotvec_to_matrix(np.array([values[c] for c in ROTVEC]))
         poses.append(RobotPose(image, pose(R, [values[c] for c in TRANSLATION])))

@@ -9,8 +9,6 @@ from ._candidates import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL, GraspCan
                           pregrasp_candidates)
 from ._evaluate import (HandSource, ObjectSource, SimEvaluator, SimEvaluatorFactory, hand_digest,
                         measures_code_version, object_sources)
-from ._frames import (frame_from_approach, invert, matrix_to_quat, pose, quat_to_matrix,
-                      rotation_angle)
 from ._controller import (ClosingLaw, GraspController, HandDrives, LiftSchedule, hand_drives,
                           hold_servos, shake_direction, trapezoid)
 from ._grasp_sim import EndMeasures, GraspOutcome, end_measures, simulate_grasp
@@ -54,7 +52,6 @@ __all__ = [
     "CLOSINGS", "MotorCurve", "motor_curves", "native_closing_spec", "ClutchServos",
     "clutch_servos", "NativeRunner", "NativeTrial", "native_end_measures",
     "GraspCandidates", "pregrasp_candidates", "SOURCE_PRINCIPAL_AXIS", "SOURCE_SURFACE_NORMAL",
-    "pose", "invert", "rotation_angle", "quat_to_matrix", "matrix_to_quat", "frame_from_approach",
     # measures, uncertainty, the database
     "contact_wrenches", "ferrari_canny", "MonteCarloResult", "MonteCarloSettings",
     "PoseErrorModel", "TrialMeasures", "evaluate_under_uncertainty", "evaluate_batched", "grid_transforms",

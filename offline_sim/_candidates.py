@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._frames import frame_from_approach, invert, pose
+from geometry import frame_from_approach, invert, pose
 from ._world import OBJECT_GEOM_GROUP, GraspWorld, place_hand, start_collisions
 
 SOURCE_PRINCIPAL_AXIS = 0

@@ -23,7 +23,7 @@ import numpy as np
 
 from ._build import digest
 from ._candidates import GraspCandidates
-from ._frames import invert
+from geometry import invert
 from ._graspdb_writer import GraspRecord
 from ._hands import BUILTIN_HANDS, builtin_hand, load_mjcf_hand
 from ._objects import BUILTIN_OBJECTS, DEFAULT_DENSITY, GraspObject, builtin_object, load_object

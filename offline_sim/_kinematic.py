@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._frames import invert, matrix_to_quat, pose
+from geometry import invert, matrix_to_quat, pose
 from ._world import GraspWorld, object_points
 from ._uncertainty import grid_transforms, pfc_grid
 from ._wrench import contact_wrenches, ferrari_canny

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._frames import invert, pose, rotation_angle
+from geometry import invert, pose, rotation_angle
 from ._sim_settings import SimSettings
 
 

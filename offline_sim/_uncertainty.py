@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._frames import tangent_basis
+from geometry import tangent_basis
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import numpy as np
 from scoring import check_pose, check_positive, check_rotation
 
 from ._controller import HandDrives, hand_drives, hold_servos
-from ._frames import invert, matrix_to_quat, pose
+from geometry import invert, matrix_to_quat, pose
 from ._hands import SOLREF, HandModel
 from ._measures import GraspProbe
 from ._objects import GraspObject, object_mjcf

@@ -10,7 +10,7 @@ import numpy as np
 
 from scoring import check_positive
 
-from ._frames import tangent_basis
+from geometry import tangent_basis
 
 
 def contact_wrenches(positions: np.ndarray, normals: np.ndarray, *, mu: float, n_edges: int = 8,

@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 
 from drivers.camera import Intrinsics
+from geometry import rotation_angle
 from scoring import check_positive
 
 
@@ -64,11 +65,6 @@ def _unit(v: object, name: str) -> np.ndarray:
     return c / np.linalg.norm(c)
 
 
-def _angle(R: np.ndarray) -> float:
-    """Rotation angle of a 3 x 3 rotation matrix, radians in [0, pi]."""
-    return math.acos(min(1.0, max(-1.0, (np.trace(R) - 1.0) / 2.0)))
-
-
 def pose_movement(T_base_object_before: np.ndarray, T_base_object_after: np.ndarray,
                   closing_dir_base: np.ndarray, point_base: np.ndarray | None = None
                   ) -> ObjectMovement:
@@ -82,7 +78,7 @@ def pose_movement(T_base_object_before: np.ndarray, T_base_object_after: np.ndar
     motion = T1 @ np.linalg.inv(T0)  # carries the object's before points onto its after points
     p = T0[:3, 3] if point_base is None else np.asarray(point_base, np.float64).reshape(3)
     shift = motion[:3, :3] @ p + motion[:3, 3] - p
-    return ObjectMovement(translation_m=float(shift @ c), rotation_rad=_angle(motion[:3, :3]),
+    return ObjectMovement(translation_m=float(shift @ c), rotation_rad=rotation_angle(motion[:3, :3]),
                           motion_base=motion, centroid_base=p.copy(), n_before=0, n_after=0,
                           rms_m=0.0)
 
@@ -240,7 +236,7 @@ def object_movement(mask_before: np.ndarray, depth_before_m: np.ndarray,
     shift = R @ centroid + t - centroid
     motion = np.eye(4)
     motion[:3, :3], motion[:3, 3] = R, t
-    return ObjectMovement(translation_m=float(shift @ c), rotation_rad=_angle(R),
+    return ObjectMovement(translation_m=float(shift @ c), rotation_rad=rotation_angle(R),
                           motion_base=motion, centroid_base=centroid, n_before=len(src),
                           n_after=len(dst), rms_m=rms)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._frames import matrix_to_quat, pose
+from geometry import matrix_to_quat, pose
 from .._hands import SOLREF, HandModel
 from .._world import HAND_PREFIX, attach_hand, bodies_below
 from .._objects import GraspObject, object_mjcf

@@ -10,7 +10,7 @@ import pytest
 
 from calibration import (BoardDetector, CharucoBoardSpec, IntrinsicsCalibration, load_gripper_map,
                          load_hand_eye, save_calibration)
-from calibration._geometry import invert, matrix_to_rotvec, pose_difference, pose_from_rvec
+from geometry import invert, matrix_to_rotvec, pose_difference, pose_from_rvec
 from drivers.camera import Intrinsics
 from onboard.cli import main
 

@@ -16,7 +16,7 @@ from calibration import (VERSION, CalibrationFileError, DepthCalibration, DepthS
                          GripperCalibration, HandEyeCalibration, IntrinsicsCalibration,
                          MethodResult, load_calibration, load_depth_correction,
                          load_gripper_map, load_hand_eye, load_intrinsics, save_calibration)
-from calibration._geometry import pose_from_rvec
+from geometry import pose_from_rvec
 from drivers.camera import Intrinsics
 
 LOADERS = {"intrinsics": load_intrinsics, "hand_eye": load_hand_eye,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from calibration import (CalibrationError, DegeneratePosesWarning, calibrate_hand_eye,
                          pose_set_warnings, read_robot_poses)
-from calibration._geometry import invert, pose_difference, pose_from_rvec, rotvec_to_matrix
+from geometry import invert, pose_difference, pose_from_rvec, rotvec_to_matrix
 
 T_TCP_CAMERA = pose_from_rvec([0.05, -0.08, 1.55], [0.032, -0.061, 0.045])
 T_BASE_BOARD = pose_from_rvec([math.pi, 0.0, 0.2], [0.55, 0.05, 0.0])

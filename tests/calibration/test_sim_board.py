@@ -147,7 +147,7 @@ def test_a_camera_mounted_5_mm_and_1_degree_off_is_found_by_hand_eye_from_mujoco
     import cv2
 
     from calibration import board_pose, calibrate_hand_eye
-    from calibration._geometry import invert, pose_difference, pose_from_rvec
+    from geometry import invert, pose_difference, pose_from_rvec
     from drivers.camera import Intrinsics, look_at
 
     nominal = look_at([1.0, 0.0, 0.9], [0.45, 0.0, 0.25])            # T_base_camera assumed

@@ -1,53 +1,9 @@
 """Pre-grasp candidates: principal axes first, then surface normals; collision-free at the start;
-seeded. Transform helpers: inverses, quaternions, approach frames."""
+seeded."""
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from offline_sim import (frame_from_approach, invert, matrix_to_quat, pose, quat_to_matrix,
-                         rotation_angle)
-
-unit = st.floats(-1.0, 1.0, allow_nan=False)
-angles = st.floats(-math.pi, math.pi, allow_nan=False)
-
-
-def _vector(v):
-    v = np.asarray(v, np.float64)
-    return v if np.linalg.norm(v) > 1e-3 else np.array([0.0, 0.0, 1.0])
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.tuples(unit, unit, unit), angles, st.tuples(unit, unit, unit))
-def test_frame_from_approach_is_a_rotation_with_z_along_the_approach(a, roll, p):
-    a = _vector(a)
-    R = frame_from_approach(a, roll)
-    np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-12)
-    assert np.linalg.det(R) == pytest.approx(1.0)
-    np.testing.assert_allclose(R[:, 2], a / np.linalg.norm(a), atol=1e-12)
-    T = pose(R, p)
-    np.testing.assert_allclose(invert(T) @ T, np.eye(4), atol=1e-12)
-    # quaternions round-trip; rolling by delta rotates the frame by |delta| about z
-    np.testing.assert_allclose(quat_to_matrix(matrix_to_quat(R)), R, atol=1e-9)
-    R2 = frame_from_approach(a, roll + 0.3)
-    assert rotation_angle(R.T @ R2) == pytest.approx(0.3, abs=1e-9)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.tuples(unit, unit, unit), st.floats(0.0, math.pi))
-def test_rotation_angle_reads_back_the_angle(axis, angle):
-    axis = _vector(axis)
-    axis /= np.linalg.norm(axis)
-    q = np.concatenate([[math.cos(angle / 2)], math.sin(angle / 2) * axis])
-    assert rotation_angle(quat_to_matrix(q)) == pytest.approx(angle, abs=1e-7)
-
-
-def test_frame_from_approach_rejects_a_zero_vector():
-    with pytest.raises(ValueError, match="approach must be a non-zero 3-vector"):
-        frame_from_approach([0.0, 0.0, 0.0], 0.0)
-
 
 mujoco = pytest.importorskip("mujoco")
 

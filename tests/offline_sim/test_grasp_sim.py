@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 
 pytest.importorskip("mujoco")
 
-from offline_sim import (ObjectSpec, SimSettings, build_grasp_world, frame_from_approach,  # noqa: E402
-                         parallel_jaw, place_hand, pose, simulate_grasp, start_collisions,
-                         three_finger, underactuated)
+from offline_sim import (  # noqa: E402
+    ObjectSpec, SimSettings, build_grasp_world, parallel_jaw, place_hand, simulate_grasp,
+    start_collisions, three_finger, underactuated)
+from geometry import frame_from_approach, pose  # noqa: E402
 from offline_sim import area_link as _area_link, trapezoid as _trapezoid  # noqa: E402
 
 BOX = ObjectSpec("box", "box", (0.05, 0.05, 0.08))

@@ -8,9 +8,10 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from offline_sim import (Drive, ObjectSpec, build_grasp_world, frame_from_approach,  # noqa: E402
-                         load_mjcf_hand, parallel_jaw, pose, simulate_grasp, three_finger,
-                         underactuated)
+from offline_sim import (  # noqa: E402
+    Drive, ObjectSpec, build_grasp_world, load_mjcf_hand, parallel_jaw, simulate_grasp,
+    three_finger, underactuated)
+from geometry import frame_from_approach, pose  # noqa: E402
 
 # A two-finger gripper as a user would bring it (Menagerie style: its own names, its own
 # defaults, one position servo per finger, the TCP site on the base).
