@@ -132,7 +132,7 @@ def measure_flat_target(frame: RGBDFrame, *, reference_m: float | None = None,
     plane = fit_plane(pts)
     vs, us = np.nonzero(mask)
     u0, v0 = us.mean(), vs.mean()
-    ray = np.array([(u0 - intr.cx) / intr.fx, (v0 - intr.cy) / intr.fy, 1.0])
+    ray = intr.deproject_pixels(u0, v0, 1.0)
     measured = _plane_depth_at(plane.normal, plane.d, ray)
     if T_camera_target is not None:
         T = np.asarray(T_camera_target, np.float64)

@@ -461,9 +461,7 @@ class PickingLoop:
         if ok.sum() < 20:
             return None
         v, u = np.nonzero(ok)
-        k = after.intrinsics
-        zz = z[v, u].astype(np.float64)
-        pts = np.stack([(u - k.cx) / k.fx * zz, (v - k.cy) / k.fy * zz, zz], axis=1)
+        pts = after.intrinsics.deproject_pixels(u, v, z[v, u])
         return bool(np.mean(plane.height_m(pts) < 0.005) > 0.7)
 
     def _hold(self, seconds: float) -> None:

@@ -72,8 +72,7 @@ class SimCamera(Camera):
         self._seq = 0
         # Unit ray directions in the optical frame, and their z (depth = distance * z).
         v, u = np.mgrid[0:intrinsics.height, 0:intrinsics.width].astype(np.float64)
-        rays = np.stack([(u - intrinsics.cx) / intrinsics.fx, (v - intrinsics.cy) / intrinsics.fy,
-                         np.ones_like(u)], axis=-1)
+        rays = intrinsics.deproject_pixels(u, v, 1.0)
         rays /= np.linalg.norm(rays, axis=-1, keepdims=True)
         self._ray_z = rays[..., 2].astype(np.float32)
         self._rays_cam = rays.reshape(-1, 3)

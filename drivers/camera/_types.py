@@ -57,6 +57,15 @@ class Intrinsics:
         v, u = np.mgrid[0:self.height, 0:self.width].astype(np.float32)
         return np.stack([(u - self.cx) / self.fx * z, (v - self.cy) / self.fy * z, z], axis=-1)
 
+    def deproject_pixels(self, u: np.ndarray, v: np.ndarray, depth_m: np.ndarray | float
+                         ) -> np.ndarray:
+        """(..., 3) float64 points in the camera frame (metres) of pixels (u = column, v = row,
+        any shape) at depth ``depth_m`` (the same shape, or one value); distortion ignored."""
+        u = np.asarray(u, np.float64)
+        v = np.asarray(v, np.float64)
+        z = np.broadcast_to(np.asarray(depth_m, np.float64), u.shape)
+        return np.stack([(u - self.cx) / self.fx * z, (v - self.cy) / self.fy * z, z], axis=-1)
+
     def project(self, points: np.ndarray) -> np.ndarray:
         """(N, 2) pixel coordinates (u = column, v = row) of (N, 3) camera-frame points, metres."""
         p = np.asarray(points, np.float64).reshape(-1, 3)
