@@ -3,8 +3,10 @@
 Every field of every trial must be equal (floats exactly, the pose and the features value
 for value, the stored images pixel for pixel); only what depends on the wall clock or the
 folder is left out: started_at_s, finished_at_s, the seconds in stage_s (its stage names are
-compared), the "budget overrun: ..." parts of the note, and the image files' paths. Prints a
-table of the differences and exits 1 when there is any, 0 when the logs agree.
+compared), the "budget overrun: ..." parts of the note, the image files' paths, and
+cell_hash (the hash of the cell file, which holds the log's folder: two demo runs into two
+folders differ there; --cell-hash compares it too). Prints a table of the differences and
+exits 1 when there is any, 0 when the logs agree. The logs are opened read-only.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/compare_trial_logs.py out/demo-a out/demo-b
 
@@ -14,16 +16,18 @@ folder (what ``graspline demo --out`` writes).
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sqlite3
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
-
-from onboard import TrialLog, TrialRecord
 
 DB_NAME = "trials.sqlite"
 WALL_CLOCK_FIELDS = ("started_at_s", "finished_at_s")
+JSON_FIELDS = ("features", "stage_s", "T_base_tcp", "images")
 OVERRUN_PREFIX = "budget overrun: "
 
 
@@ -55,18 +59,36 @@ def _note(note: str) -> str:
     return "; ".join(p for p in note.split("; ") if not p.startswith(OVERRUN_PREFIX))
 
 
-def _comparable(r: TrialRecord) -> dict[str, object]:
-    """The record's fields that must not change, by name."""
+def read_trials(folder: Path) -> dict[int, dict[str, object]]:
+    """Every trial of a log by id, as column name -> value (JSON columns decoded), read-only."""
+    con = sqlite3.connect(f"file:{folder / DB_NAME}?mode=ro", uri=True)
+    con.row_factory = sqlite3.Row
+    try:
+        rows = [dict(r) for r in con.execute("SELECT * FROM trials ORDER BY trial_id")]
+    finally:
+        con.close()
+    for r in rows:
+        for name in JSON_FIELDS:
+            if r[name] is not None:
+                r[name] = json.loads(r[name])
+        if r["T_base_tcp"] is not None:
+            r["T_base_tcp"] = np.array(r["T_base_tcp"], np.float64)
+    return {int(r["trial_id"]): r for r in rows}
+
+
+def _comparable(row: dict[str, object], cell_hash: bool) -> dict[str, object]:
+    """The trial's fields that must not change, by name."""
     out: dict[str, object] = {}
-    for name, value in vars(r).items():
-        if name in WALL_CLOCK_FIELDS or name == "images":
+    for name, value in row.items():
+        if name in WALL_CLOCK_FIELDS or (name == "cell_hash" and not cell_hash):
             continue
         if name == "stage_s":
             value = sorted(value)
         elif name == "note":
             value = _note(value)
+        elif name == "images":
+            value = sorted(value)
         out[name] = value
-    out["images"] = sorted(r.images)
     return out
 
 
@@ -78,25 +100,32 @@ def _short(v: object, most: int = 60) -> str:
     return text if len(text) <= most else text[:most - 3] + "..."
 
 
-def compare(a: TrialLog, b: TrialLog) -> list[tuple[str, str, str, str]]:
-    """(trial, field, value in A, value in B) of every difference between two logs."""
-    ra = {r.trial_id: r for r in a.records()}
-    rb = {r.trial_id: r for r in b.records()}
+def _image(folder: Path, trial_id: int, name: str) -> np.ndarray | None:
+    """A stored image's pixels as written (PNG, unchanged), None when unreadable."""
+    return cv2.imread(str(folder / "images" / str(trial_id) / f"{name}.png"),
+                      cv2.IMREAD_UNCHANGED)
+
+
+def compare(a: Path, b: Path, *, cell_hash: bool = False) -> list[tuple[str, str, str, str]]:
+    """(trial, field, value in A, value in B) of every difference between two trial-log
+    folders."""
+    ra, rb = read_trials(a), read_trials(b)
     diffs: list[tuple[str, str, str, str]] = []
     for tid in sorted(ra.keys() | rb.keys()):
         if tid not in ra or tid not in rb:
             diffs.append((str(tid), "(trial)", "present" if tid in ra else "absent",
                           "present" if tid in rb else "absent"))
             continue
-        fa, fb = _comparable(ra[tid]), _comparable(rb[tid])
+        fa, fb = _comparable(ra[tid], cell_hash), _comparable(rb[tid], cell_hash)
         for name in fa:
             if not _same(fa[name], fb[name]):
                 diffs.append((str(tid), name, _short(fa[name]), _short(fb[name])))
-        for name in sorted(set(ra[tid].images) & set(rb[tid].images)):
-            ia, ib = a.image(tid, name), b.image(tid, name)
-            if ia.shape != ib.shape or not np.array_equal(ia, ib):
-                n = "shape" if ia.shape != ib.shape else f"{int(np.sum(ia != ib))} values"
-                diffs.append((str(tid), f"image {name}", "", f"differs ({n})"))
+        for name in sorted(set(ra[tid]["images"]) & set(rb[tid]["images"])):
+            ia, ib = _image(a, tid, name), _image(b, tid, name)
+            if ia is None or ib is None or ia.shape != ib.shape or not np.array_equal(ia, ib):
+                why = "unreadable" if ia is None or ib is None else (
+                    "shape" if ia.shape != ib.shape else f"{int(np.sum(ia != ib))} values")
+                diffs.append((str(tid), f"image {name}", "", f"differs ({why})"))
     return diffs
 
 
@@ -105,13 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("a", type=Path, help="the first trial log (or a folder holding one)")
     p.add_argument("b", type=Path, help="the second trial log (or a folder holding one)")
+    p.add_argument("--cell-hash", action="store_true",
+                   help="compare cell_hash too (it covers the log's folder)")
     args = p.parse_args(argv)
-    with TrialLog(trial_log_folder(args.a)) as a, TrialLog(trial_log_folder(args.b)) as b:
-        n = a.count(), b.count()
-        diffs = compare(a, b)
-    print(f"A: {a.directory} ({n[0]} trials)\nB: {b.directory} ({n[1]} trials)")
+    a, b = trial_log_folder(args.a), trial_log_folder(args.b)
+    print(f"A: {a} ({len(read_trials(a))} trials)\nB: {b} ({len(read_trials(b))} trials)")
+    diffs = compare(a, b, cell_hash=args.cell_hash)
     if not diffs:
-        print("the logs agree field by field (wall-clock times and paths left out)")
+        print("the logs agree field by field (wall-clock times, paths and cell_hash left out)")
         return 0
     rows = [("trial", "field", "A", "B"), *diffs]
     widths = [max(len(r[k]) for r in rows) for k in range(4)]
