@@ -21,10 +21,9 @@ from ._executor import Executor
 from ._image_search import ImageSearch
 from ._loop import PickingLoop
 from ._planner import GRASP_SOURCES, Planner
-from ._record import judged_outcome, trial_images, trial_record
+from ._record import trial_images, trial_record
 from ._source import FailedGrasps, GraspSource, Proposal, SourceSetup
-from ._truth import (NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, SimulatedTruth,
-                     object_index)
+from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, SimulatedTruth
 from ._types import Execution, LoopState, Plan
 
 __all__ = [
@@ -46,12 +45,10 @@ __all__ = [
     "Plan",
     "Planner",
     "Proposal",
-    "SourceSetup",
     "SimulatedTruth",
+    "SourceSetup",
     "StageClock",
     "draw_across_levels",
-    "judged_outcome",
-    "object_index",
     "trial_images",
     "trial_record",
 ]

@@ -105,8 +105,7 @@ def _cell_file(tmp_path, camera: str) -> str:
 
 
 def _setup_error(path: str) -> str:
-    from onboard import open_picking_cell
-    from onboard import CellSetupError
+    from onboard import CellSetupError, open_picking_cell
 
     with pytest.raises(CellSetupError) as e:
         open_picking_cell(path)
