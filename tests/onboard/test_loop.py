@@ -9,8 +9,6 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from drivers.gripper import GripperTimeout  # noqa: E402
-
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
