@@ -1,14 +1,16 @@
-"""graspline onboard (see DESIGN.md)."""
+"""graspline onboard: the picking cell (loop, devices, endpoint), its cell file, the trial
+log and the validation report (see docs/design.md)."""
 from ._cell import PickingCell, make_picking_service, open_picking_cell
 from ._cellfile import (CameraConfig, CellConfig, CellFileError, GripperConfig, SegmenterConfig,
                         SimConfig, config_hash, load_cell_file, parse_cell_file, sim_cell_file)
-from ._loop import PickingLoop
+from ._devices import CellSetupError
 from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
-from ._report import write_report
+from ._report import roc_auc, wilson_interval, write_report
 from ._server import EndpointServer, serve
 from ._service import GripReply, PickingService, TrialSummary
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
 from ._types import CellStatus, GraspChoice, NoGrasp
+from .loop import Execution, PickingLoop, Plan, StageClock
 
 __all__ = [
     "CameraConfig",
@@ -24,7 +26,11 @@ __all__ = [
     "serve",
     "CellConfig",
     "CellFileError",
+    "CellSetupError",
     "CellStatus",
+    "Execution",
+    "Plan",
+    "StageClock",
     "GraspChoice",
     "NoGrasp",
     "PickingCell",
@@ -41,5 +47,7 @@ __all__ = [
     "TrialRecord",
     "object_movement",
     "pose_movement",
+    "roc_auc",
+    "wilson_interval",
     "write_report",
 ]

@@ -1,5 +1,6 @@
-"""PickingCell: a cell file's devices, trial log and picking loop, opened together; it is the
-PickingService the endpoint drives and what ``graspline demo`` / ``run`` / ``serve`` use."""
+"""PickingCell: a cell file's devices, trial log and picking loop, opened together. It is the
+one service facade: the PickingService the endpoint drives and what ``graspline demo`` /
+``run`` / ``serve`` use; cycles go to the loop, device commands straight to the devices."""
 from __future__ import annotations
 
 import threading
@@ -7,22 +8,21 @@ from pathlib import Path
 
 import numpy as np
 
-from drivers.arm import MoveResult
-from drivers.gripper import GraspResult
+from drivers.arm import MoveResult, MoveStatus, check_tcp_pose
+from drivers.gripper import GraspResult, GripperError
 
 from ._cellfile import CellConfig, config_hash, load_cell_file, sim_cell_file
 from ._devices import CellDevices, CellSetupError, open_cell
-from ._loop import PickingLoop
 from ._service import GripReply, TrialSummary
 from ._trials import TrialLog, TrialRecord
 from ._types import CellStatus, GraspChoice, NoGrasp
+from .loop import PickingLoop, SimulatedTruth
 
 
 class PickingCell:
     """A running cell. Thread-safe: one cycle at a time (the endpoint serialises too)."""
 
     def __init__(self, config: CellConfig, cell_hash: str, *, mode: str = "best") -> None:
-        self.config = config
         self.devices: CellDevices = open_cell(config)
         try:
             self.log = TrialLog(config.log_dir)
@@ -30,12 +30,20 @@ class PickingCell:
             self.devices.close()
             raise
         d = self.devices
+        truth = None if d.truth is None else SimulatedTruth(d.truth)
         self.loop = PickingLoop(config, camera=d.camera, segmenter=d.segmenter, gripper=d.gripper,
                                 arm=d.arm, trial_log=self.log, cell_hash=cell_hash,
-                                truth=d.truth, mode=mode, seed=config.scoring.seed)
+                                truth=truth, mode=mode, seed=config.scoring.seed)
+        # poses the controller reported at hand-eye calibration stops: (T_base_tcp, label)
+        self.robot_poses: list[tuple[np.ndarray, str | None]] = []
         self.endpoint_address = (config.server.host, config.server.port)
         self._lock = threading.RLock()
         self._closed = False
+
+    @property
+    def config(self) -> CellConfig:
+        """The cell file the cell runs with (the loop's: an experiment may replace it)."""
+        return self.loop.config
 
     def warm_up(self) -> None:
         """Compile the scoring kernels now (numba compiles on first use, up to a minute on a
@@ -50,7 +58,16 @@ class PickingCell:
     def status(self) -> CellStatus:
         """The loop's state, each device's state and the trial count."""
         with self._lock:
-            return self.loop.status()
+            d = self.devices
+            cam = getattr(d.camera, "state", lambda: "open")()
+            try:
+                st = d.gripper.status()
+                grip = f"faulted: {st.fault_message}" if st.faulted else (
+                    "holding" if st.object_detected else f"open {st.width_m * 1e3:.0f} mm")
+            except GripperError as exc:
+                grip = f"error: {exc}"
+            arm = "none (the controller moves it)" if d.arm is None else d.arm.state()
+            return CellStatus(self.loop.state.text, cam, grip, arm, self.log.count())
 
     def best_grasp(self, object_label: str | None = None,
                    timeout_s: float | None = None) -> GraspChoice | NoGrasp:
@@ -59,20 +76,40 @@ class PickingCell:
             return self.loop.best_grasp(object_label, timeout_s)
 
     def move(self, T_base_tcp: np.ndarray, speed_mps: float | None = None) -> MoveResult:
-        """Move graspline's arm (simulated, or a real arm behind ArmController)."""
+        """Move graspline's arm (simulated, or a real arm behind ArmController); refused when
+        the controller owns the arm. An arm that reports FAULTED faults the cell."""
         with self._lock:
-            return self.loop.move(T_base_tcp, speed_mps)
+            arm, state = self.devices.arm, self.loop.state
+            if arm is None:
+                raise RuntimeError("this cell has no arm of graspline's (arm.kind: none)")
+            state.activity = "moving"
+            try:
+                r = arm.move(T_base_tcp, speed_mps or self.config.arm.speed_mps)
+            finally:
+                state.activity = "idle"
+            if r.status is MoveStatus.FAULTED:
+                state.fault = f"arm faulted: {r.message}"
+            return r
 
     def grip(self, width_m: float | None = None, force_n: float | None = None,
              speed_mps: float | None = None) -> GripReply:
-        """Close the gripper; its result."""
+        """Close the gripper towards width_m (default fully) with force_n; its result."""
         with self._lock:
-            return _grip_reply(self.loop.grip(width_m, force_n, speed_mps))
+            g = self.config.gripper
+            r = self.devices.gripper.grasp(0.0 if width_m is None else width_m,
+                                           speed_mps or g.speed_mps, force_n or g.force_n,
+                                           timeout_s=g.timeout_s)
+            return _grip_reply(r)
 
     def release(self, width_m: float | None = None, speed_mps: float | None = None) -> GripReply:
-        """Open the gripper; its result."""
+        """Open the gripper (to width_m, default fully); its result."""
         with self._lock:
-            return _grip_reply(self.loop.release(width_m, speed_mps))
+            g, gripper = self.config.gripper, self.devices.gripper
+            if width_m is None:
+                r = gripper.open(speed_mps or g.speed_mps, timeout_s=g.timeout_s)
+            else:
+                r = gripper.grasp(width_m, speed_mps or g.speed_mps, timeout_s=g.timeout_s)
+            return _grip_reply(r)
 
     def pick(self, object_label: str | None = None) -> TrialSummary:
         """One whole cycle with the cell's own arm; the trial."""
@@ -95,11 +132,17 @@ class PickingCell:
         image now and the pose are saved to LOG/hand_eye/ (NNN.png and poses.csv, the files
         ``graspline calibrate hand-eye --images ... --poses ...`` reads); its index."""
         with self._lock:
-            k = self.loop.record_robot_pose(T_base_tcp, label)
+            T = check_tcp_pose(T_base_tcp, "T_base_tcp")
+            self.robot_poses.append((T, label))
+            k = len(self.robot_poses) - 1
             frame = self.devices.camera.read(self.config.camera.timeout_s)
-            save_hand_eye_stop(Path(self.config.log_dir) / "hand_eye", k, frame.color,
-                               self.loop.robot_poses[k][0], label)
+            save_hand_eye_stop(Path(self.config.log_dir) / "hand_eye", k, frame.color, T, label)
             return k
+
+    def clear_fault(self) -> None:
+        """Leave the faulted state (after the operator has seen to the arm)."""
+        with self._lock:
+            self.loop.state.clear_fault()
 
     def close(self) -> None:
         """Close the devices and the log; safe to call twice."""

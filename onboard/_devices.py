@@ -27,7 +27,8 @@ class CellSetupError(RuntimeError):
 
 @dataclass
 class CellDevices:
-    """The opened devices of a cell; ``truth`` is the simulated cell, or None on hardware."""
+    """The opened devices of a cell; ``truth`` is the simulated cell (offline_sim.cell.SimCell,
+    whose world is the ground truth), or None on hardware."""
 
     camera: Camera
     segmenter: Segmenter
@@ -64,8 +65,9 @@ def _sim_cell(config: CellConfig):
         raise CellSetupError(f"sim: {exc}") from exc
 
 
-def _calibration(kind: str, path: str):
-    """A calibration file of the cell file, loaded; CellSetupError naming the key."""
+def load_calibration_file(kind: str, path: str):
+    """A calibration file of the cell file ("intrinsics", "hand_eye", "depth" or "gripper"),
+    loaded; CellSetupError naming the key."""
     try:
         cal = importlib.import_module("calibration")
         loader = {"intrinsics": cal.load_intrinsics, "hand_eye": cal.load_hand_eye,
@@ -121,18 +123,19 @@ def _calibrated(camera: Camera, config: CellConfig) -> Camera:
         return camera
     T = None
     if c.hand_eye is not None:
-        he = _calibration("hand_eye", c.hand_eye)
+        he = load_calibration_file("hand_eye", c.hand_eye)
         if he.setup != "eye_to_hand":
             raise CellSetupError(f"calibration.hand_eye {c.hand_eye!r} is an {he.setup} "
                                  f"calibration; the loop takes a fixed camera (eye_to_hand)")
         T = np.asarray(he.T, np.float64)
-    intr = None if c.intrinsics is None else _calibration("intrinsics", c.intrinsics).intrinsics
+    intr = None if c.intrinsics is None else \
+        load_calibration_file("intrinsics", c.intrinsics).intrinsics
     if intr is not None and (intr.width, intr.height) != (camera.intrinsics.width,
                                                           camera.intrinsics.height):
         raise CellSetupError(f"calibration.intrinsics {c.intrinsics!r} is for "
                              f"{intr.width} x {intr.height} images, the camera gives "
                              f"{camera.intrinsics.width} x {camera.intrinsics.height}")
-    scale = None if c.depth is None else _calibration("depth", c.depth).scale
+    scale = None if c.depth is None else load_calibration_file("depth", c.depth).scale
     return CalibratedCamera(camera, T_base_camera=T, intrinsics=intr, depth_scale=scale)
 
 
@@ -194,7 +197,7 @@ def _gripper(config: CellConfig, sim) -> Gripper:
     else:
         options = {}
         if config.calibration.gripper is not None:
-            cal = _calibration("gripper", config.calibration.gripper)
+            cal = load_calibration_file("gripper", config.calibration.gripper)
             options = importlib.import_module("calibration").gripper_driver_options([cal])
         try:
             gripper = open_gripper(g.model, g.port, **options)

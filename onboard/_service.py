@@ -1,8 +1,9 @@
 """What the robot-controller endpoint drives: the ``PickingService`` interface and its replies.
 
-The picking loop implements :class:`PickingService`; the endpoint (``onboard._server``) and the
-CLI call it and hold no picking logic of their own. SI units throughout: metres, seconds,
-newtons; poses are (4, 4) float64 ``T_base_tcp`` (the TCP in the robot base frame).
+The picking cell (``onboard.PickingCell``) implements :class:`PickingService`; the endpoint
+(``onboard._server``) and the CLI call it and hold no picking logic of their own. SI units
+throughout: metres, seconds, newtons; poses are (4, 4) float64 ``T_base_tcp`` (the TCP in
+the robot base frame).
 
 Thread safety: a service need not be thread-safe. The endpoint makes every call from one
 dedicated worker thread, one call at a time, in the order the requests arrived.
@@ -63,7 +64,7 @@ class TrialSummary:
 
 @runtime_checkable
 class PickingService(Protocol):
-    """The picking cell as the endpoint sees it (implemented by the picking loop)."""
+    """The picking cell as the endpoint sees it (implemented by PickingCell)."""
 
     def status(self) -> CellStatus:
         """The loop's state, each device's state as text, and the number of trials logged."""

@@ -9,8 +9,6 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from drivers.gripper import GripperTimeout  # noqa: E402
-
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
@@ -19,12 +17,11 @@ def small_cell(seed: int, log_dir, *, width_px: int = 320, **options):
     hold (at that resolution more approaches end on a neighbour)."""
     import msgspec
 
-    from onboard._cell import PickingCell
-    from onboard._cellfile import CameraConfig, config_hash, sim_cell_file
+    from onboard import CameraConfig, PickingCell, config_hash, sim_cell_file
 
     config = msgspec.structs.replace(sim_cell_file(seed=seed, log_dir=str(log_dir)),
                                      camera=CameraConfig(width_px=width_px,
-                                                                        height_px=width_px * 3 // 4),
+                                                         height_px=width_px * 3 // 4),
                                      **options)
     return PickingCell(config, config_hash(config))
 
@@ -77,7 +74,7 @@ def test_a_pick_lifts_the_object_and_the_log_keeps_the_trial(cell):
 def test_the_grasp_pose_comes_from_the_depth_not_the_simulator(cell):
     plan = cell.loop.plan()
     T = plan.choice.T_base_tcp
-    k = __import__("onboard._loop", fromlist=["_truth_index"])._truth_index(plan)
+    k = cell.loop.truth.object_index(plan.frame, plan.chosen_mask)  # the simulated object
     obj = cell.devices.truth.world
     top = max(obj.T_world_object(k)[2, 3] + 0.5 * obj.objects[k].extents_m.max(), 0.0)
     tip = T[2, 3] - cell.config.gripper.tcp_to_tip_m
@@ -215,12 +212,12 @@ def test_a_faulted_arm_puts_the_cell_in_a_safe_faulted_state(cell):
     with pytest.raises(RuntimeError, match="faulted"):
         cell.pick_record()
     arm.fault = None
-    cell.loop.clear_fault()
+    cell.clear_fault()
     assert cell.status().state == "idle"
 
 
 def test_nothing_segmented_is_logged_as_no_grasp(tmp_path):
-    from onboard._cellfile import SegmenterConfig
+    from onboard import SegmenterConfig
 
     with small_cell(5, tmp_path, segmenter=SegmenterConfig(options={"min_area_m2": 0.2})) as c:
         rec = c.pick_record()
@@ -244,7 +241,7 @@ MENAGERIE_2F85 = Path(__file__).resolve().parents[2].parent / "shared/data/hands
 def test_the_loop_picks_with_menageries_robotiq_2f85(tmp_path):
     import msgspec
 
-    from onboard._cellfile import GripperConfig, SimConfig
+    from onboard import GripperConfig, SimConfig
 
     # Menagerie's TCP ("pinch") sits at the fingertips, 5 mm in from their ends
     with small_cell(3, tmp_path, width_px=640,
@@ -281,8 +278,7 @@ def test_robot_poses_from_the_controller_become_hand_eye_input_files(tmp_path):
 def test_the_cell_files_calibration_files_reach_the_loops_frames(tmp_path):
     from calibration import DepthCalibration, HandEyeCalibration, save_calibration
 
-    from onboard import CellFileError, load_cell_file  # noqa: F401 - the loader under test
-    from onboard._cell import PickingCell
+    from onboard import PickingCell, load_cell_file
 
     with small_cell(7, tmp_path / "ref") as ref:
         true = ref.devices.camera.T_base_camera
@@ -306,9 +302,7 @@ def test_the_cell_files_calibration_files_reach_the_loops_frames(tmp_path):
 def test_an_eye_in_hand_calibration_is_refused_for_the_cells_fixed_camera(tmp_path):
     from calibration import HandEyeCalibration, save_calibration
 
-    from onboard import load_cell_file
-    from onboard._cell import PickingCell
-    from onboard._devices import CellSetupError
+    from onboard import CellSetupError, PickingCell, load_cell_file
 
     save_calibration(HandEyeCalibration("eye_in_hand", np.eye(4), np.eye(4), "park", 0.0, 0.0,
                                         0.0, 0.0, 0.0, 0.0, 15), tmp_path / "he.yaml")
@@ -334,8 +328,7 @@ def test_a_can_wider_than_the_stroke_is_no_grasp_with_the_reason(tmp_path):
 
 
 def test_stage_budget_overruns_of_every_stage_reach_the_trials_note(tmp_path):
-    from onboard import load_cell_file
-    from onboard._cell import PickingCell
+    from onboard import PickingCell, load_cell_file
 
     (tmp_path / "cell.yaml").write_text(
         "camera: {width_px: 320, height_px: 240}\nsim: {seed: 4}\nlog_dir: log\n"

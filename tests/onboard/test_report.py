@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("scipy")
 pytest.importorskip("matplotlib")
 
-from onboard import TrialImages, TrialLog, TrialRecord, write_report  # noqa: E402
-from onboard._report import roc_auc, wilson_interval  # noqa: E402
+from onboard import (TrialImages, TrialLog, TrialRecord, roc_auc, wilson_interval,  # noqa: E402
+                     write_report)
 
 SUCCESSES = [1, 2, 4, 6, 8]   # of 8 trials in each of the five score levels
 PER_LEVEL = 8

@@ -79,7 +79,7 @@ def test_finished_trial_reads_back_every_field_and_image(tmp_path):
 
 
 def test_record_from_grasp_choice_carries_the_chosen_grasp(tmp_path):
-    from onboard._types import GraspChoice
+    from onboard import GraspChoice
 
     T = np.eye(4)
     T[:3, 3] = (0.5, 0.1, 0.03)

@@ -1,0 +1,61 @@
+"""Validate mode: a grasp drawn across the score levels, not the best one only (Tan et al.'s
+validation protocol: do higher scores hold more often?)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from scoring import GripperProjection, prepare_silhouette, score_candidates
+from vision import Silhouette
+
+from ._features import features
+
+LEVELS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0 + 1e-9])  # the five score levels (Tan Fig. 8)
+VALIDATE_CANDIDATES = 4000  # random candidates scored per object when drawing across levels
+
+
+@dataclass(frozen=True)
+class LevelDraw:
+    """A candidate drawn from one score level: its pose in the silhouette image (x_px, y_px,
+    closing angle theta_rad), score, features by name, the level (0..4), and how many random
+    candidates were scored for the draw."""
+
+    x_px: float
+    y_px: float
+    theta_rad: float
+    score: float
+    features: dict[str, float]
+    level: int
+    n_scored: int
+
+
+def draw_across_levels(sil: Silhouette, found, projection: GripperProjection,
+                       measure_kw: dict, rng: np.random.Generator) -> LevelDraw:
+    """A candidate from a score level drawn uniformly among the levels that have one: random
+    candidates around the target scored beside the search's own (``found``), then a level,
+    then a candidate of that level. measure_kw : the measure's keyword arguments, as the
+    search used them."""
+    prep = prepare_silhouette(sil.image)
+    ys, xs = np.nonzero(sil.target)
+    r = projection.open_width_px / 2
+    k = VALIDATE_CANDIDATES
+    cx = rng.uniform(xs.min() - r, xs.max() + r, k)
+    cy = rng.uniform(ys.min() - r, ys.max() + r, k)
+    ct = rng.uniform(0.0, math.pi, k)
+    sc = score_candidates(prep, cx, cy, ct, projection, target=sil.target, **measure_kw)
+    # the search's best grasps belong to the pool too: the top level is often rare
+    px = np.concatenate([found.x, cx])
+    py = np.concatenate([found.y, cy])
+    pt = np.concatenate([found.theta, ct])
+    ps = np.concatenate([found.scores.score, sc.score])
+    lvl = np.clip(np.searchsorted(LEVELS, ps, side="right") - 1, 0, 4)
+    levels = np.unique(lvl)
+    pick_level = int(rng.choice(levels))
+    j = int(rng.choice(np.flatnonzero(lvl == pick_level)))
+    if j < len(found.x):
+        feats = features(found.scores, j)
+    else:
+        feats = features(sc, j - len(found.x))
+    return LevelDraw(float(px[j]), float(py[j]), float(pt[j]), float(ps[j]), feats, pick_level, k)

@@ -1,0 +1,155 @@
+"""Execution: a planned grasp carried out (open, approach, close, after-image, lift, hold,
+judge, place) and, on any fault, a safe stop (gripper opened, arm retreated)."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+
+from drivers.arm import ArmController, MoveResult, MoveStatus
+from drivers.camera import Camera, CameraError, RGBDFrame
+from drivers.gripper import Gripper, GripperError
+
+from .._cellfile import CellConfig
+from .._types import GraspChoice
+from ._clock import StageClock
+from ._truth import CellTruth, GraspTruth
+from ._types import Execution, LoopState, Plan
+
+NO_ARM = ("this cell has no arm of graspline's (arm.kind: none): the robot controller moves the "
+          "arm; use best_grasp, grip and release")
+log = logging.getLogger("graspline.loop")
+
+
+class Executor:
+    """Plan -> Execution with the cell's arm, gripper and camera; home and place are the TCP
+    poses (base frame) the arm goes back to and drops the object at."""
+
+    def __init__(self, config: CellConfig, *, camera: Camera, gripper: Gripper,
+                 arm: ArmController | None, home: np.ndarray, place: np.ndarray,
+                 state: LoopState, truth: CellTruth) -> None:
+        self.config = config
+        self.camera, self.gripper, self.arm = camera, gripper, arm
+        self.home, self.place = home, place
+        self.state = state
+        self.truth = truth
+
+    def execute(self, plan: Plan, clock: StageClock) -> Execution:
+        """Carry out a planned grasp: open, approach, close, after-image, lift, hold, judge,
+        place; on any fault stop safely (open, retreat) and report it."""
+        c = plan.choice
+        assert isinstance(c, GraspChoice)
+        arm, grip, cfg = self.arm, self.gripper, self.config
+        if arm is None:
+            raise RuntimeError(NO_ARM)
+        watch = self.truth.watch(plan.frame, plan.chosen_mask)
+        try:
+            self.state.activity = "moving"
+            with clock.stage("approach"):
+                # opening half again as fast as closing, within the gripper's top speed
+                fast = cfg.gripper.speed_mps * 1.5
+                grip.open(fast if fast <= grip.spec.speed.high else grip.spec.speed.high,
+                          timeout_s=cfg.gripper.timeout_s)
+                moved = arm.approach(c.T_base_tcp, c.pregrasp_m, speed_mps=cfg.arm.speed_mps,
+                                     approach_speed_mps=cfg.arm.approach_speed_mps)
+            if not moved.reached:
+                return self._abort(moved, "approach")
+            self.state.activity = "gripping"
+            with clock.stage("grip"):
+                res = grip.grasp(0.0, cfg.gripper.speed_mps, cfg.gripper.force_n,
+                                 timeout_s=cfg.gripper.timeout_s)
+            ex = Execution("failure", False, gripper_text(res.status), res.width_m,
+                           res.object_detected)
+            ex.truth = watch.closed(c.T_base_tcp[:3, 0])
+            with clock.stage("after_image"):
+                ex.after_close = self._try_capture()
+            self.state.activity = "moving"
+            with clock.stage("lift"):
+                lifted = arm.lift(cfg.arm.lift_m, speed_mps=cfg.arm.approach_speed_mps * 2)
+                self.truth.hold(cfg.arm.hold_s)
+                st = grip.status()
+            if not lifted.reached:
+                return self._abort(lifted, "lift", ex)
+            ex.object_detected = st.object_detected
+            ex.gripper_status, ex.gripper_width_m = gripper_text(st), st.width_m
+            ex.truth = dataclasses.replace(ex.truth, lifted=watch.lifted(cfg.arm.lift_m))
+            with clock.stage("place"):
+                self._place()
+            with clock.stage("after_image"):
+                ex.after_lift = self._try_capture()
+            cleared = self._region_cleared(plan, ex.after_lift)
+            ex.success = bool(st.object_detected) and cleared is not False
+            if st.object_detected and cleared is False:
+                ex.judge_note = "the gripper held something, but the object is still in its place"
+            ex.outcome = "success" if ex.success else "failure"
+            return ex
+        except GripperError as exc:
+            return self._safe_stop(f"gripper: {exc}")
+        finally:
+            self.state.activity = "idle"
+
+    def _region_cleared(self, plan: Plan, after: RGBDFrame | None) -> bool | None:
+        """Whether the after-image shows the support where the object stood (it left), from
+        the share of the object's former pixels now within 5 mm of the support plane; None
+        without an after-image or a support plane."""
+        plane = plan.support
+        if after is None or plane is None or plan.mask_index < 0:
+            return None
+        mask = plan.masks[plan.mask_index].mask
+        z = after.depth_m
+        ok = mask & np.isfinite(z) & (z > 0)
+        if ok.sum() < 20:
+            return None
+        v, u = np.nonzero(ok)
+        pts = after.intrinsics.deproject_pixels(u, v, z[v, u])
+        return bool(np.mean(plane.height_m(pts) < 0.005) > 0.7)
+
+    def _place(self) -> None:
+        """Over the bin, open, back home."""
+        r = self.arm.move(self.place, self.config.arm.speed_mps)
+        self.gripper.open(timeout_s=self.config.gripper.timeout_s)
+        if r.reached:
+            self.arm.move(self.home, self.config.arm.speed_mps)
+
+    def _try_capture(self) -> RGBDFrame | None:
+        """A frame, or None if the camera fails now (the trial is judged without it)."""
+        try:
+            return self.camera.read(self.config.camera.timeout_s)
+        except CameraError as exc:
+            log.warning("after-image failed: %s", exc)
+            return None
+
+    def _abort(self, moved: MoveResult, what: str, ex: Execution | None = None) -> Execution:
+        """An arm motion did not reach: record why, and make the cell safe. A stop after the
+        fingers closed keeps the after-close image and the truth of their closing (not the
+        poses: its movement stays measured at the object's origin)."""
+        if moved.status is MoveStatus.FAULTED:
+            self.state.fault = f"arm faulted during {what}: {moved.message}"
+        out = self._safe_stop(f"arm {moved.status.value} during {what}: {moved.message}")
+        if ex is not None:
+            out.truth = GraspTruth(ex.truth.movement_m, ex.truth.movement_rad)
+            out.after_close = ex.after_close
+        if moved.status is not MoveStatus.FAULTED:  # the grasp was tried and did not hold
+            out.outcome, out.success = "failure", False
+        return out
+
+    def _safe_stop(self, why: str) -> Execution:
+        """Open the gripper and retreat the arm, as far as each still answers."""
+        log.error("stopping the pick safely: %s", why)
+        try:
+            self.gripper.open(timeout_s=self.config.gripper.timeout_s)
+        except GripperError as exc:
+            log.error("could not open the gripper: %s", exc)
+        if self.arm is not None and self.state.fault is None:
+            r = self.arm.retreat(self.config.arm.pregrasp_m, self.config.arm.approach_speed_mps)
+            if r.reached:
+                self.arm.move(self.home, self.config.arm.speed_mps)
+        return Execution("error", None, error=why)
+
+
+def gripper_text(st) -> str:
+    """A short text of a GripperStatus."""
+    if st.faulted:
+        return f"fault {st.fault_code:#x}: {st.fault_message}"
+    return f"{'holding' if st.object_detected else 'empty'} at {st.width_m * 1e3:.1f} mm"

@@ -1,0 +1,197 @@
+"""The image search, the first grasp source: parallel-jaw grasps searched and scored in the
+object's silhouette for a straight-down approach (Tan et al.'s image-space measure, or
+graspline's with the depth terms), at one or two fingertip depths past the object's top."""
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+
+from drivers.camera import RGBDFrame
+from scoring import SearchParams, score_candidates, search_grasps
+from vision import ObjectMask, Silhouette, neighbours, silhouette, touching
+
+from .._types import GraspChoice
+from ._clock import StageClock
+from ._draws import draw_across_levels
+from ._features import features, limit_text
+from ._source import Proposal, SourceSetup
+
+# the second, deeper search runs only when the first found no grasp scoring this much:
+# it doubles the search time, and above this the first grasp is already at the top level
+DEEPER_SEARCH_BELOW = 0.95
+log = logging.getLogger("graspline.loop")
+
+
+class ImageSearch:
+    """Grasps found by searching the silhouette image (source "image_search")."""
+
+    name = "image_search"
+
+    def __init__(self, setup: SourceSetup) -> None:
+        self.config = setup.config
+        self.projection, self.jaw = setup.projection, setup.jaw
+        self._rng = setup.rng
+        self._segmenter = setup.segmenter
+        self._truth = setup.truth
+        self._failed = setup.failed
+
+    # ------------------------------------------------------------ the silhouette
+    def silhouette(self, frame: RGBDFrame, masks: list[ObjectMask], i: int,
+                   insertion_m: float | None = None) -> Silhouette:
+        """Object i's silhouette for a straight-down approach with the fingertips insertion_m
+        past its top (default scoring.insertion_depth_m), its neighbours as obstacles (and,
+        with scoring.join_touching, those touching it in its mass and mass centre)."""
+        s = self.config.scoring
+        depth_m = s.insertion_depth_m if insertion_m is None else insertion_m
+        others = neighbours(masks, i)
+        attached = touching(masks, i) if s.join_touching else None
+        plane = getattr(self._segmenter, "last_plane", None)
+        return silhouette(frame, masks[i], approach=(0.0, 0.0, -1.0),
+                          insertion_depth_m=depth_m, metres_per_px=s.metres_per_px,
+                          margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
+                          obstacles=others, support=plane, clearance_m=s.clearance_m,
+                          attached=attached,
+                          attached_max_width_m=self.config.gripper.open_width_m)
+
+    def insertions(self) -> list[float]:
+        """The fingertip depths past an object's top that a search tries, metres: the
+        configured one, then the deeper one when it is deeper."""
+        s = self.config.scoring
+        return [s.insertion_depth_m] + ([s.deep_insertion_m]
+                                        if s.deep_insertion_m > s.insertion_depth_m else [])
+
+    def _label(self, frame: RGBDFrame, mask: ObjectMask) -> str | None:
+        """The object's label: the segmenter's, else the ground truth's name, else None."""
+        return mask.label or self._truth.object_name(frame, mask)
+
+    def measure_kw(self, frame: RGBDFrame, mask: ObjectMask, sil: Silhouette) -> dict:
+        """The measure's keyword arguments for score_candidates and search_grasps; the depth
+        terms' view of the target takes its mass from the cell file's masses_kg by label
+        when known, else its seen volume times the configured density."""
+        s = self.config.scoring
+        if s.measure != "graspline" or sil.height_m is None:
+            return {"measure": s.measure}
+        label = self._label(frame, mask)
+        depth = sil.depth_view(mass_kg=s.masses_kg.get(label) if label else None,
+                               density_kg_m3=s.density_kg_m3)
+        return {"measure": s.measure, "jaw": self.jaw, "depth": depth}
+
+    # ------------------------------------------------------------ the source
+    def propose(self, frame: RGBDFrame, masks: list[ObjectMask], i: int,
+                clock: StageClock) -> Proposal | str | None:
+        """The best untried grasp on object i over the insertion depths (insertions); None
+        when it has no silhouette or grasp; a string saying why when the jaw cannot hold it
+        at all (at the first depth: a deeper section too wide for the stroke only leaves the
+        shallower grasps). A deeper search runs only while the best grasp so far scores under
+        DEEPER_SEARCH_BELOW."""
+        best, seen = None, []
+        for k, insertion in enumerate(self.insertions()):
+            if best is not None and best[0] >= DEEPER_SEARCH_BELOW:
+                break  # a top-level grasp already: a deeper one could gain little (README)
+            with clock.stage("silhouette"):
+                try:
+                    sil = self.silhouette(frame, masks, i, insertion)
+                except ValueError as exc:
+                    log.info("object %d: no silhouette (%s)", i, exc)
+                    return self._proposal(best, i)
+            if not sil.target.any():
+                return self._proposal(best, i)
+            if any(abs(sil.insertion_depth_m - d) < 1e-4 for d in seen):
+                continue  # the support stopped the fingertips where a shallower search did
+            seen.append(sil.insertion_depth_m)
+            with clock.stage("search"):
+                found = search_grasps(sil.image, self.projection, target=sil.target,
+                                      top_k=self.config.scoring.top_k, settings=SearchParams(),
+                                      seed=int(self._rng.integers(2**31)),
+                                      **self.measure_kw(frame, masks[i], sil))
+            if found.no_grasp:
+                if k == 0:
+                    return found.no_grasp
+                continue
+            if len(found) == 0:
+                continue
+            j = self._first_untried(sil, found)
+            if j is not None and (best is None or float(found.scores.score[j]) > best[0]):
+                best = (float(found.scores.score[j]), sil, found, j)
+        return self._proposal(best, i)
+
+    def _proposal(self, best, i: int) -> Proposal | None:
+        """The proposal of (score, silhouette, candidates, index), None for None."""
+        if best is None:
+            return None
+        score, sil, found, j = best
+        return Proposal(score, i, self, limit_text(found.scores, j), sil, (found, j))
+
+    def _first_untried(self, sil: Silhouette, found) -> int | None:
+        """Index of the best grasp in ``found`` that is not one of the last failed grasps."""
+        if not self._failed:
+            return 0
+        T = sil.tcp_poses(found.x, found.y, found.theta)
+        for j in range(len(found)):
+            if not self._failed.near(T[j]):
+                return j
+        return None
+
+    def choose(self, proposal: Proposal, frame: RGBDFrame, masks: list[ObjectMask],
+               clock: StageClock, *, validate: bool) -> tuple[GraspChoice, int]:
+        """The proposed grasp (the top one), or with validate one drawn across the score
+        levels; its score level, -1 for the top one."""
+        score, i, sil = proposal.score, proposal.mask_index, proposal.sil
+        found, j0 = proposal.detail
+        level = -1
+        x, y, t = float(found.x[j0]), float(found.y[j0]), float(found.theta[j0])
+        feats = features(found.scores, j0)
+        n = int(found.n_scored)
+        kw = self.measure_kw(frame, masks[i], sil)
+        if validate:
+            d = draw_across_levels(sil, found, self.projection, kw, self._rng)
+            x, y, t, score, feats, level = d.x_px, d.y_px, d.theta_rad, d.score, d.features, d.level
+            n += d.n_scored
+        if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
+            feats["mass_kg"] = kw["depth"].mass_kg  # the mass the torque term assumed
+        feats["insertion_m"] = sil.insertion_depth_m  # the fingertips' depth past the top
+        g = self.config.gripper
+        T = sil.tcp_pose(x, y, t, tcp_to_tip_m=g.tcp_to_tip_m)
+        label = self._label(frame, masks[i]) or f"object@{x:.0f},{y:.0f}"
+        choice = GraspChoice(trial_id=-1, object_label=label, T_base_tcp=T,
+                             pregrasp_m=self.config.arm.pregrasp_m, width_m=g.open_width_m,
+                             force_n=g.force_n, score=score, features=feats,
+                             source=self.name, x_px=x, y_px=y, theta_rad=t, n_candidates=n,
+                             stage_s=clock.stage_s)
+        return choice, level
+
+    # ------------------------------------------------------------ re-scoring a pose
+    def score_pose(self, frame: RGBDFrame, masks: list[ObjectMask],
+                   T_base_tcp: np.ndarray) -> tuple[float, dict[str, float]]:
+        """(score, features by name) of a straight-down grasp at T_base_tcp (base frame, a
+        checked TCP pose) on the segmented object nearest its fingertips' point in the
+        camera image, with the search's silhouette whose fingertip plane it lies in."""
+        T = T_base_tcp
+        tip = T[:3, 3] + self.config.gripper.tcp_to_tip_m * T[:3, 2]
+        i = nearest_mask(frame, masks, tip)
+        sils = [self.silhouette(frame, masks, i, d) for d in self.insertions()]
+        sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2]
+                                                @ (tip - v.T_base_plane[:3, 3]))))
+        x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)
+        kw = self.measure_kw(frame, masks[i], sil)
+        scores = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),
+                                  self.projection, target=sil.target, **kw)
+        feats = features(scores, 0)
+        if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
+            feats["mass_kg"] = kw["depth"].mass_kg
+        return float(scores.score[0]), feats
+
+
+def nearest_mask(frame: RGBDFrame, masks: list[ObjectMask], point_base: np.ndarray) -> int:
+    """Index of the mask nearest (in camera pixels) to a base-frame point's image."""
+    T_cb = np.linalg.inv(frame.T_base_camera)
+    p = T_cb[:3, :3] @ point_base + T_cb[:3, 3]
+    k = frame.intrinsics
+    u, v = k.fx * p[0] / p[2] + k.cx, k.fy * p[1] / p[2] + k.cy
+    dist = []
+    for m in masks:
+        rows, cols = np.nonzero(m.mask)
+        dist.append(float(np.min(np.hypot(cols - u, rows - v))) if rows.size else math.inf)
+    return int(np.argmin(dist))

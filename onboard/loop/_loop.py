@@ -1,0 +1,211 @@
+"""PickingLoop: one picking cell's cycle, orchestrated: plan (Planner), execute (Executor),
+write the trial (trial_record, one transaction), each stage timed on one StageClock.
+
+Faults: a capture that fails, a frame with no depth, nothing segmented or nothing graspable
+give a NoGrasp and a logged trial; a gripper or arm fault during a pick stops safely (gripper
+opened, arm retreated), is logged with the error, and the loop carries on; an arm that
+reports FAULTED puts the loop in the "faulted" state, where picks are refused until the
+fault is cleared (PickingCell.clear_fault).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+
+import numpy as np
+
+from drivers.arm import ArmController, check_tcp_pose
+from drivers.camera import Camera, RGBDFrame
+from drivers.gripper import Gripper
+from scoring import GripperProjection, JawLimits
+from vision import Segmenter
+
+from .._cellfile import CellConfig
+from .._devices import load_calibration_file
+from .._trials import TrialRecord
+from .._types import GraspChoice, NoGrasp
+from ._clock import StageClock
+from ._executor import NO_ARM, Executor
+from ._image_search import ImageSearch
+from ._planner import GRASP_SOURCES, Planner
+from ._record import trial_images, trial_mode, trial_record
+from ._source import FailedGrasps, SourceSetup
+from ._truth import NO_TRUTH, CellTruth
+from ._types import Execution, LoopState, Plan
+
+log = logging.getLogger("graspline.loop")
+
+
+class PickingLoop:
+    """One picking cell's loop: its cycles (pick, best_grasp) and re-scoring (score_pose).
+
+    truth : the simulator's ground-truth port (SimulatedTruth); None on hardware (NO_TRUTH).
+    mode : "best" (the top grasp) or "validate" (grasps drawn across the score levels).
+    seed : of the loop's one random stream (searches and validate-mode draws).
+    Replacing ``config`` or ``mode`` reaches the planner, the executor and the sources.
+    """
+
+    def __init__(self, config: CellConfig, *, camera: Camera, segmenter: Segmenter,
+                 gripper: Gripper, arm: ArmController | None, trial_log, cell_hash: str,
+                 truth: CellTruth | None = None, mode: str = "best",
+                 seed: int | None = 0) -> None:
+        if mode not in ("best", "validate"):
+            raise ValueError(f"mode must be 'best' or 'validate', got {mode!r}")
+        self.segmenter, self.arm = segmenter, arm
+        self.trial_log = trial_log
+        self.cell_hash = cell_hash
+        self.truth: CellTruth = NO_TRUTH if truth is None else truth
+        self.state = LoopState()
+        self.projection, self.jaw = _fingers(config)
+        self.home = _down_pose(config.arm.home_m)
+        self.place = _down_pose(config.arm.place_m)
+        self.failed = FailedGrasps()
+        setup = SourceSetup(config, self.projection, self.jaw, np.random.default_rng(seed),
+                            segmenter, self.truth, self.failed)
+        sources = [make(setup) for make in GRASP_SOURCES]
+        self._image_search = next(s for s in sources if isinstance(s, ImageSearch))
+        self.planner = Planner(config, camera=camera, segmenter=segmenter, arm=arm,
+                               home=self.home, state=self.state, truth=self.truth,
+                               sources=sources, mode=mode)
+        self.executor = Executor(config, camera=camera, gripper=gripper, arm=arm,
+                                 home=self.home, place=self.place, state=self.state,
+                                 truth=self.truth)
+        self._config = config
+
+    @property
+    def config(self) -> CellConfig:
+        """The cell file the loop runs with."""
+        return self._config
+
+    @config.setter
+    def config(self, config: CellConfig) -> None:
+        # an experiment may change settings between cycles (other scoring, deeper search);
+        # the fingers' projection stays the one computed at start-up
+        self._config = config
+        for part in (self.planner, self.executor, *self.planner.sources):
+            part.config = config
+
+    @property
+    def mode(self) -> str:
+        """"best" (the top grasp) or "validate" (grasps drawn across the score levels)."""
+        return self.planner.mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self.planner.mode = mode
+
+    # ------------------------------------------------------------------ stages
+    def plan(self, object_label: str | None = None, timeout_s: float | None = None, *,
+             clock: StageClock | None = None) -> Plan:
+        """Capture a frame and choose a grasp on it (no motion); a NoGrasp says why not.
+        clock : the cycle's StageClock (its stage times and overruns go on to the trial);
+        None: a clock of its own."""
+        clock = StageClock(self.config.budgets_s) if clock is None else clock
+        self.state.activity = "planning"
+        try:
+            return self.planner.plan(clock, object_label, timeout_s)
+        finally:
+            self.state.activity = "idle"
+
+    def execute(self, plan: Plan, clock: StageClock) -> Execution:
+        """Carry out a planned grasp with the cell's arm; a fault stops it safely."""
+        return self.executor.execute(plan, clock)
+
+    # ------------------------------------------------------------------ cycles
+    def pick(self, object_label: str | None = None) -> TrialRecord:
+        """One whole cycle with graspline's own arm: plan, execute, judge, log; the record."""
+        if self.state.fault:
+            raise RuntimeError(f"the cell is faulted ({self.state.fault}); clear the fault first")
+        if self.arm is None:
+            raise RuntimeError(NO_ARM)
+        clock = StageClock(self.config.budgets_s)
+        plan = self.plan(object_label, clock=clock)
+        if isinstance(plan.choice, NoGrasp):
+            return self._write_trial(plan, None, clock)
+        ex = self.execute(plan, clock)
+        if ex.success is not True and self.mode == "best":
+            self.failed.remember(plan.choice.T_base_tcp)
+        return self._write_trial(plan, ex, clock)
+
+    def best_grasp(self, object_label: str | None = None,
+                   timeout_s: float | None = None) -> GraspChoice | NoGrasp:
+        """Plan only (the controller executes): the choice with its trial id, left pending in
+        the log until report_outcome."""
+        clock = StageClock(self.config.budgets_s)
+        plan = self.plan(object_label, timeout_s, clock=clock)
+        rec = self._write_trial(plan, None, clock, pending=isinstance(plan.choice, GraspChoice))
+        if isinstance(plan.choice, NoGrasp):
+            return plan.choice
+        return dataclasses.replace(plan.choice, trial_id=rec.trial_id, stage_s=clock.stage_s)
+
+    def score_pose(self, frame: RGBDFrame,
+                   T_base_tcp: np.ndarray) -> tuple[float, dict[str, float]]:
+        """(score, features by name) the cell's scoring gives a straight-down grasp at
+        T_base_tcp (base frame) on frame: its target is the segmented object nearest the
+        fingertips' point in the camera image, its neighbours obstacles, as in a search. For
+        re-scoring logged trials on their stored frames with other settings (paired ablations)
+        and for checking a grasp a controller proposes. ValueError when nothing is segmented."""
+        T = check_tcp_pose(T_base_tcp, "T_base_tcp")
+        masks = self.segmenter.segment(frame)
+        if not masks:
+            raise ValueError(f"score_pose: nothing segmented in frame {frame.seq}")
+        return self._image_search.score_pose(frame, masks, T)
+
+    def _write_trial(self, plan: Plan, ex: Execution | None, clock: StageClock, *,
+                     pending: bool = False) -> TrialRecord:
+        """Write the trial (record and pictures) in one transaction; the record as stored.
+
+        The ``log`` stage is timed from here to the moment the row is written, inside the
+        trial log's transaction (images included), so its time and any overrun are in the
+        row; only the commit itself falls outside it."""
+        t0 = time.perf_counter()
+        c = plan.grasp
+        trial_id = self.trial_log.begin(object_label=c.object_label if c else "",
+                                        cell_hash=self.cell_hash, mode=trial_mode(plan))
+        _warn_if_judges_disagree(trial_id, ex)
+        rec = trial_record(plan, ex, trial_id=trial_id, started_at_s=time.time(),
+                           cell_hash=self.cell_hash, stage_s=clock.stage_s,
+                           overruns=clock.overruns, pending=pending)
+
+        def close_log_stage(stored: TrialRecord) -> None:
+            over = clock.add("log", time.perf_counter() - t0)
+            stored.stage_s = dict(clock.stage_s)
+            if over:
+                stored.note = "; ".join(n for n in (stored.note, "budget overrun: " + over) if n)
+
+        return self.trial_log.finish(rec, trial_images(plan, ex, self.projection),
+                                     before_write=close_log_stage)
+
+
+def _warn_if_judges_disagree(trial_id: int, ex: Execution | None) -> None:
+    """Log a warning when the simulator's verdict differs from the gripper's and the
+    after-image's (the simulator's is the one logged)."""
+    if ex is not None and ex.truth.lifted is not None and ex.success is not None \
+            and ex.truth.lifted != ex.success:
+        log.warning("trial %d judged %s by the gripper and after-image, %s by the simulator",
+                    trial_id, ex.success, ex.truth.lifted)
+
+
+def _fingers(config: CellConfig) -> tuple[GripperProjection, JawLimits]:
+    """The fingers as the scorer sees them: a gripper calibration file's finger width and
+    widest opening where the cell file names one, else the cell file's nominal geometry."""
+    g, s = config.gripper, config.scoring
+    cal = None if config.calibration.gripper is None else load_calibration_file(
+        "gripper", config.calibration.gripper)
+    projection = cal.projection(s.metres_per_px, s.n_lines) if cal else \
+        GripperProjection(g.finger_width_m / s.metres_per_px,
+                          g.open_width_m / s.metres_per_px, s.n_lines)
+    jaw = JawLimits(stroke_m=cal.opening_m if cal else g.open_width_m,
+                    finger_thickness_m=g.finger_thickness_m,
+                    pad_length_m=g.pad_length_m, force_n=g.force_n,
+                    friction=g.pad_friction, finger_length_m=g.finger_length_m)
+    return projection, jaw
+
+
+def _down_pose(xyz) -> np.ndarray:
+    """A TCP pose at xyz (metres) pointing straight down (z = -base z, x = base x)."""
+    T = np.eye(4)
+    T[:3, :3] = [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]]
+    T[:3, 3] = xyz
+    return check_tcp_pose(T, "pose")

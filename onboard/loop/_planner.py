@@ -1,0 +1,129 @@
+"""Planning: a frame captured, segmented, every grasp source asked about every object in view,
+and the best proposal chosen; a NoGrasp that says why when there is none."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from drivers.arm import ArmController
+from drivers.camera import Camera, CameraError, RGBDFrame
+from vision import ObjectMask, Segmenter
+
+from .._cellfile import CellConfig
+from .._types import NoGrasp
+from ._clock import StageClock
+from ._image_search import ImageSearch
+from ._source import GraspSource, Proposal
+from ._truth import CellTruth
+from ._types import LoopState, Plan
+
+# The grasp sources every plan asks, in this order (the first of equal scores wins): each
+# is built with a SourceSetup. A new source is a module beside _image_search.py and one
+# entry here.
+GRASP_SOURCES = (ImageSearch,)
+
+log = logging.getLogger("graspline.loop")
+
+
+class Planner:
+    """Frame -> Plan. mode : "best" (the top grasp) or "validate" (grasps drawn across the
+    score levels)."""
+
+    def __init__(self, config: CellConfig, *, camera: Camera, segmenter: Segmenter,
+                 arm: ArmController | None, home: np.ndarray, state: LoopState,
+                 truth: CellTruth, sources: list[GraspSource], mode: str = "best") -> None:
+        self.config = config
+        self.camera, self.segmenter, self.arm = camera, segmenter, arm
+        self.home = home
+        self.state = state
+        self.truth = truth
+        self.sources = sources
+        self.mode = mode
+        # how the last cycle ended, for the simulated cell's operator: True nothing holdable
+        # in view, False a grasp chosen, None neither (a camera fault, nothing segmented)
+        self._nothing_holdable: bool | None = None
+
+    def plan(self, clock: StageClock, object_label: str | None = None,
+             timeout_s: float | None = None) -> Plan:
+        """Capture a frame and choose a grasp on it (object_label: on that object only)."""
+        self.truth.start_cycle(no_grasp=self._nothing_holdable)
+        self._nothing_holdable = None
+        self._clear_view()
+        with clock.stage("capture"):
+            frame, why = self._capture(timeout_s)
+        if frame is None:
+            return Plan(NoGrasp(why, clock.stage_s))
+        if not np.any(np.isfinite(frame.depth_m) & (frame.depth_m > 0)):
+            return Plan(NoGrasp("the frame has no depth (every pixel reads 0)", clock.stage_s),
+                        frame)
+        with clock.stage("segment"):
+            try:
+                masks = self.segmenter.segment(frame)
+            except (ValueError, RuntimeError) as exc:
+                return Plan(NoGrasp(f"segmentation failed: {exc}", clock.stage_s), frame)
+        if object_label is not None:
+            targets = [i for i, m in enumerate(masks) if m.label == object_label]
+            if not targets:
+                return Plan(NoGrasp(f"no object labelled {object_label!r} in view "
+                                    f"({len(masks)} object(s) segmented)", clock.stage_s),
+                            frame, masks)
+        else:
+            targets = list(range(len(masks)))
+        if not masks:
+            return Plan(NoGrasp("nothing segmented in view", clock.stage_s), frame, masks)
+        best, unholdable = self._ask_sources(frame, masks, targets, clock)
+        min_score = self.config.scoring.min_score
+        if best is None or best.score < min_score:
+            score = 0.0 if best is None else best.score
+            why = "".join(f"; {u}" for u in unholdable)
+            if best is not None:
+                why = best.held_down_by + why
+            self._nothing_holdable = True
+            return Plan(NoGrasp(f"no grasp scores at least {min_score:g} on the "
+                                f"{len(targets)} object(s) in view (best {score:.2f}{why})",
+                                clock.stage_s), frame, masks)
+        with clock.stage("choose"):
+            choice, level = best.source.choose(best, frame, masks, clock,
+                                               validate=self.mode == "validate")
+            plan = Plan(choice, frame, masks, best.sil, best.mask_index, level,
+                        getattr(self.segmenter, "last_plane", None))
+        self._nothing_holdable = False
+        return plan
+
+    def _ask_sources(self, frame: RGBDFrame, masks: list[ObjectMask], targets: list[int],
+                     clock: StageClock) -> tuple[Proposal | None, list[str]]:
+        """The best proposal of any source on any target object, and why the objects no
+        source can hold cannot be held."""
+        best: Proposal | None = None
+        unholdable: list[str] = []
+        for i in targets:
+            for source in self.sources:
+                found = source.propose(frame, masks, i, clock)
+                if isinstance(found, str):
+                    unholdable.append(found)
+                elif found is not None and (best is None or found.score > best.score):
+                    best = found
+        return best, unholdable
+
+    def _clear_view(self) -> None:
+        """Send graspline's arm home before a capture when it is elsewhere (a stopped pick
+        can leave the hand over the table, where the segmenter took it for an object)."""
+        if self.arm is None or self.state.fault:
+            return
+        if np.linalg.norm(self.arm.T_base_tcp[:3, 3] - self.home[:3, 3]) > 0.01:
+            r = self.arm.move(self.home, self.config.arm.speed_mps)
+            if not r.reached:
+                log.error("could not send the arm home before the capture: %s", r.message)
+
+    def _capture(self, timeout_s: float | None) -> tuple[RGBDFrame | None, str]:
+        """A frame, or (None, why) after the configured retries."""
+        cfg = self.config.camera
+        why = ""
+        for attempt in range(cfg.retries + 1):
+            try:
+                return self.camera.read(timeout_s or cfg.timeout_s), ""
+            except CameraError as exc:
+                why = f"camera: {exc}"
+                log.warning("capture attempt %d failed: %s", attempt + 1, exc)
+        return None, why

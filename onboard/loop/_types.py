@@ -1,0 +1,80 @@
+"""What the loop's stages hand each other: the Plan (planning's result), the Execution (what
+the arm and gripper did with it), and the LoopState (what the cell is doing, its fault)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from drivers.camera import RGBDFrame
+from vision import ObjectMask, Silhouette
+
+from .._types import GraspChoice, NoGrasp
+from ._truth import GraspTruth
+
+
+@dataclass
+class Plan:
+    """What the planning stages produced for one frame: the choice (or why none), the frame,
+    the masks, the chosen object's silhouette and mask index, the score level a validate-mode
+    draw took the grasp from (-1: the best grasp), and the frame's support plane
+    (vision.SupportPlane, None when the segmenter found none)."""
+
+    choice: GraspChoice | NoGrasp
+    frame: RGBDFrame | None = None
+    masks: list[ObjectMask] = field(default_factory=list)
+    sil: Silhouette | None = None
+    mask_index: int = -1
+    level: int = -1
+    support: object | None = None
+
+    @property
+    def grasp(self) -> GraspChoice | None:
+        """The chosen grasp, None when there is none."""
+        return self.choice if isinstance(self.choice, GraspChoice) else None
+
+    @property
+    def chosen_mask(self) -> ObjectMask | None:
+        """The mask of the object the grasp is on, None when there is none."""
+        return self.masks[self.mask_index] if self.mask_index >= 0 else None
+
+
+@dataclass
+class Execution:
+    """What happened when the arm and gripper carried out a grasp.
+
+    outcome : "success", "failure" or "error" as the gripper and the after-image judge it;
+    success : True / False, None after an error. gripper_status, gripper_width_m (m),
+    object_detected : the gripper's own report after the lift. after_close / after_lift :
+    the frames taken then (None when the camera failed). truth : the simulator's view of the
+    object (all None on hardware). error : what stopped the pick; judge_note : why the
+    judgement differs from the gripper's own.
+    """
+
+    outcome: str
+    success: bool | None
+    gripper_status: str = ""
+    gripper_width_m: float | None = None
+    object_detected: bool | None = None
+    after_close: RGBDFrame | None = None
+    after_lift: RGBDFrame | None = None
+    truth: GraspTruth = field(default_factory=GraspTruth)
+    error: str | None = None
+    judge_note: str = ""
+
+
+@dataclass
+class LoopState:
+    """What the cell is doing ("idle", "planning", "moving", "gripping") and its fault: an arm
+    that reported FAULTED, after which picks are refused until the fault is cleared."""
+
+    activity: str = "idle"
+    fault: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The state as the endpoint reports it: "faulted" while there is a fault."""
+        return "faulted" if self.fault else self.activity
+
+    def clear_fault(self) -> None:
+        """Leave the faulted state (after the operator has seen to the arm)."""
+        self.fault = None
+        self.activity = "idle"

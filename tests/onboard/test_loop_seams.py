@@ -1,0 +1,190 @@
+"""The picking loop's seams, on a hardware-shaped cell without the simulator: the null
+ground-truth port, the grasp sources the planner asks, and the pure trial-record builder.
+
+The cell: a camera that plays back synthetic depth frames of a box on a table (seen straight
+down from 0.6 m), the real tabletop segmenter, the kinematic SimGripper, and an arm that
+reaches every pose at once (drivers' ArmController with instant moves)."""
+from __future__ import annotations
+
+import copy
+import pickle
+import time
+
+import numpy as np
+import pytest
+
+from drivers.arm import ArmController, MoveResult, MoveStatus
+from drivers.camera import Camera, Intrinsics, RGBDFrame
+from drivers.gripper import SimGripper
+from onboard import Execution, GraspChoice, PickingLoop, TrialLog, parse_cell_file
+from onboard.loop import (GRASP_SOURCES, NO_TRUTH, GraspSource, GraspTruth, ImageSearch,
+                          Proposal, trial_record)
+from vision import make_segmenter
+
+K = Intrinsics(320, 240, 300.0, 300.0, 160.0, 120.0)
+T_BASE_CAMERA = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, -1.0, 0.0, 0.0], [0.0, 0.0, -1.0, 0.6],
+                          [0.0, 0.0, 0.0, 1.0]])  # 0.6 m above the table, looking down
+BOX_WIDTH_M = 0.04  # across x; 60 mm along y, 50 mm tall
+
+
+def table_depth(box: bool) -> np.ndarray:
+    """(240, 320) float32 depth (m) of the table, with the box at its centre when box."""
+    v, u = np.mgrid[0:K.height, 0:K.width]
+    depth = np.full((K.height, K.width), 0.6, np.float32)
+    if box:
+        x = (u - K.cx) / K.fx * 0.55
+        y = -(v - K.cy) / K.fy * 0.55
+        depth[(np.abs(x) < BOX_WIDTH_M / 2) & (np.abs(y) < 0.03)] = 0.55
+    return depth
+
+
+class PlaybackCamera(Camera):
+    """Plays back depth images in order, the last one for ever; grey colour."""
+
+    def __init__(self, depths: list[np.ndarray]) -> None:
+        self.depths = depths
+        self.reads = 0
+
+    @property
+    def intrinsics(self) -> Intrinsics:
+        return K
+
+    def _read(self, timeout_s: float | None) -> RGBDFrame:
+        depth = self.depths[min(self.reads, len(self.depths) - 1)]
+        self.reads += 1
+        return RGBDFrame(np.full((K.height, K.width, 3), 128, np.uint8), depth, K,
+                         T_BASE_CAMERA, seq=self.reads)
+
+    def _close(self) -> None:
+        pass
+
+
+class InstantArm(ArmController):
+    """An arm that reaches every commanded pose at once."""
+
+    name = "instant"
+
+    def __init__(self, T_base_tcp: np.ndarray) -> None:
+        self._T = T_base_tcp.copy()
+
+    @property
+    def T_base_tcp(self) -> np.ndarray:
+        return self._T.copy()
+
+    def _go(self, T_goal: np.ndarray, speed_mps: float) -> MoveResult:
+        self._T = T_goal.copy()
+        return MoveResult(MoveStatus.REACHED, T_goal.copy(), 0.0, "")
+
+    _move_free = _move_linear = _go
+
+
+def hardware_loop(tmp_path, depths: list[np.ndarray]) -> PickingLoop:
+    """A PickingLoop on the hardware-shaped cell (no truth port given), logging to tmp_path."""
+    config = parse_cell_file("", "cell.yaml")
+    home = np.eye(4)
+    home[:3, :3] = np.diag([1.0, -1.0, -1.0])
+    home[:3, 3] = config.arm.home_m
+    gripper = SimGripper(object_width_m=BOX_WIDTH_M)
+    gripper.activate()
+    return PickingLoop(config, camera=PlaybackCamera(depths),
+                       segmenter=make_segmenter("tabletop"), gripper=gripper,
+                       arm=InstantArm(home), trial_log=TrialLog(tmp_path / "log"),
+                       cell_hash="hardware")
+
+
+def test_a_hardware_cell_picks_through_the_null_truth_port(tmp_path, monkeypatch):
+    """No simulator: the loop takes the null port, the gripper and the after-image judge the
+    pick, and holding the lifted object is a sleep of arm.hold_s."""
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    loop = hardware_loop(tmp_path, [table_depth(True), table_depth(True), table_depth(False)])
+    assert loop.truth is NO_TRUTH
+    rec = loop.pick()
+    assert rec.outcome == "success" and rec.success is True, (rec.outcome, rec.error)
+    assert rec.outcome_source == "gripper+image"
+    assert rec.object_detected is True and rec.gripper_width_m == pytest.approx(BOX_WIDTH_M)
+    assert rec.truth_movement_m is None and rec.truth_movement_rad is None
+    assert slept == [loop.config.arm.hold_s]
+    assert loop.trial_log.get(rec.trial_id).outcome == "success"
+
+
+def test_a_hardware_cell_judges_an_object_still_in_its_place_a_failure(tmp_path, monkeypatch):
+    """The gripper reports an object, but the after-lift image shows the box where it stood."""
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    loop = hardware_loop(tmp_path, [table_depth(True)])
+    rec = loop.pick()
+    assert rec.object_detected is True
+    assert rec.outcome == "failure" and rec.outcome_source == "gripper+image"
+    assert "still in its place" in rec.note
+
+
+class RecordingSource:
+    """A grasp source that proposes a fixed score on every object and records what it was
+    asked; its choice is the image search's pose under its own name."""
+
+    name = "recording"
+
+    def __init__(self, score: float, config) -> None:
+        self.score, self.config = score, config
+        self.asked: list[int] = []
+
+    def propose(self, frame, masks, i, clock) -> Proposal:
+        self.asked.append(i)
+        return Proposal(self.score, i, self)
+
+    def choose(self, proposal, frame, masks, clock, *, validate):
+        T = np.eye(4)
+        T[:3, :3] = np.diag([1.0, -1.0, -1.0])
+        return GraspChoice(-1, "by recording", T, 0.1, 0.085, 40.0, proposal.score, {},
+                           self.name, 0.0, 0.0, 0.0, 1, stage_s=clock.stage_s), -1
+
+
+def test_the_planner_asks_every_grasp_source_and_takes_the_best_proposal(tmp_path):
+    loop = hardware_loop(tmp_path, [table_depth(True)])
+    sources = loop.planner.sources
+    assert [type(s) for s in sources] == list(GRASP_SOURCES) and ImageSearch in GRASP_SOURCES
+    assert all(isinstance(s, GraspSource) for s in sources)
+    extra = RecordingSource(1.0, loop.config)
+    sources.append(extra)
+    plan = loop.plan()
+    # both sources were asked about the one object; the higher proposal won
+    assert extra.asked == [0] and "search" in plan.choice.stage_s
+    assert plan.choice.source == "recording" and plan.mask_index == 0
+    extra.score = 0.0
+    plan = loop.plan()
+    assert extra.asked == [0, 0]
+    assert plan.choice.source == "image_search" and plan.choice.score > 0.5
+    # a replaced cell file reaches every source the planner asks
+    loop.config = parse_cell_file("scoring: {top_k: 7}\n", "cell.yaml")
+    assert all(s.config.scoring.top_k == 7 for s in sources)
+
+
+def _fields(rec) -> dict:
+    """A record's fields, arrays as lists (for ==)."""
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(rec).items()}
+
+
+def test_the_trial_record_is_a_pure_function_of_plan_and_execution(tmp_path):
+    """Same plan and execution, same record; neither input is changed by building it; the
+    simulator's verdict, where there is one, is the record's outcome."""
+    loop = hardware_loop(tmp_path, [table_depth(True)])
+    plan = loop.plan()
+    assert isinstance(plan.choice, GraspChoice)
+    T_before = np.eye(4)
+    T_after = T_before.copy()
+    T_after[:3, 3] += (0.002, 0.0, 0.0)
+    ex = Execution("success", True, "holding at 40.0 mm", 0.04, True, after_close=plan.frame,
+                   truth=GraspTruth(0.002, 0.0, (T_before, T_after), lifted=False))
+    before = pickle.dumps((plan, ex))
+    kw = dict(trial_id=7, started_at_s=123.0, cell_hash="h", stage_s={"capture": 0.01},
+              overruns=["search 9 ms > 1 ms"])
+    first = trial_record(plan, ex, **kw)
+    second = trial_record(copy.deepcopy(plan), copy.deepcopy(ex), **kw)
+    assert _fields(first) == _fields(second)
+    assert pickle.dumps((plan, ex)) == before, "building the record changed its inputs"
+    assert first.trial_id == 7 and first.started_at_s == 123.0 and first.cell_hash == "h"
+    assert (first.outcome, first.success, first.outcome_source) == ("failure", False, "simulator")
+    assert first.note == "budget overrun: search 9 ms > 1 ms"
+    assert first.features == plan.choice.features and first.features is not plan.choice.features
+    nothing = trial_record(plan, None, **kw, pending=True)
+    assert (nothing.outcome, nothing.success, nothing.gripper_status) == ("pending", None, "")
