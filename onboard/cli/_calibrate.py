@@ -8,9 +8,16 @@ import functools
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._common import (CliError, open_camera, progress_bar, progress_note, read_frames,
                       reported)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from calibration import BoardDetector, BoardView, CharucoBoardSpec, DepthSample
+    from drivers.camera import Intrinsics, RealSenseCamera
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 
@@ -150,7 +157,7 @@ def _flow(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     return wrapped
 
 
-def _spec(args: argparse.Namespace):
+def _spec(args: argparse.Namespace) -> CharucoBoardSpec:
     """The board the --squares, --square, --marker, --dict and --legacy arguments describe."""
     from calibration import CharucoBoardSpec
 
@@ -162,6 +169,7 @@ def _spec(args: argparse.Namespace):
 
 
 def _out_path(out: str) -> Path:
+    """The --out file, checked before any work: a .yaml name in a folder that exists."""
     path = Path(out)
     if path.suffix not in (".yaml", ".yml"):
         raise CliError(f"--out {out}: calibration files are YAML; name it .yaml")
@@ -171,6 +179,7 @@ def _out_path(out: str) -> Path:
 
 
 def _save(cal, out: Path) -> None:
+    """Write a calibration result to its file and say so."""
     from calibration import save_calibration
 
     save_calibration(cal, out)
@@ -178,6 +187,7 @@ def _save(cal, out: Path) -> None:
 
 
 def _image_files(folder: str) -> list[Path]:
+    """The image files in --images, sorted by name."""
     path = Path(folder)
     if not path.is_dir():
         raise CliError(f"--images {folder} is not a folder")
@@ -187,7 +197,7 @@ def _image_files(folder: str) -> list[Path]:
     return files
 
 
-def _read_rgb(path: Path):
+def _read_rgb(path: Path) -> np.ndarray | None:
     """The image file as RGB uint8; None when OpenCV cannot read it."""
     import cv2
 
@@ -218,8 +228,9 @@ towards and away from the camera, near and far. The map below shows where corner
 seen ('.' = not yet): fill it. Ctrl-C stops early and calibrates with the views so far."""
 
 
-def _collect_views(frames: Iterable, spec, args: argparse.Namespace, total: int | None,
-                   live: bool):
+def _collect_views(frames: Iterable[tuple[str, np.ndarray | None]], spec: CharucoBoardSpec,
+                   args: argparse.Namespace, total: int | None,
+                   live: bool) -> tuple[list[BoardView], tuple[int, int] | None]:
     """Detected views from (name, rgb) frames, with progress; returns (views, (width, height)
     of the images in pixels). From a stream (not --images) only views that moved at least
     --min-motion are kept, up to --views."""
@@ -288,7 +299,8 @@ def run_intrinsics(args: argparse.Namespace) -> int:
     factory, camera = None, None
     if args.images:
         files = _image_files(args.images)
-        frames: Iterator = ((p.name, _read_rgb(p)) for p in files)
+        frames: Iterator[tuple[str, np.ndarray | None]] = ((p.name, _read_rgb(p))
+                                                          for p in files)
         total, source = len(files), f"images {args.images} ({len(files)} files)"
     else:
         camera = open_camera(args.serial, recording=args.recording)
@@ -344,7 +356,7 @@ vector, radians), e.g. 0.512 -0.104 0.433 3.1 0.2 -0.05. An empty line ends the 
 Vary the flange's orientation by 20-40 deg about different axes; 10-20 poses."""
 
 
-def _capture_hand_eye(args: argparse.Namespace, spec) -> None:
+def _capture_hand_eye(args: argparse.Namespace, spec: CharucoBoardSpec) -> None:
     """Interactive capture: a board image and the typed robot pose per station, written to
     --images and --poses as they come (nothing is lost if it stops)."""
     import cv2
@@ -441,8 +453,8 @@ def run_hand_eye(args: argparse.Namespace) -> int:
     return 0
 
 
-def _depth_sample(cam, label: str, frames: int, reference_m: float | None, detector,
-                  intrinsics):
+def _depth_sample(cam: RealSenseCamera, label: str, frames: int, reference_m: float | None,
+                  detector: BoardDetector | None, intrinsics: Intrinsics | None) -> DepthSample:
     """The mean sample over up to ``frames`` frames of the flat target at one position: with
     ``reference_m`` (metres) the target fills the image's centre; with a board ``detector``
     the target is the board and its pose from the colour image the reference."""
@@ -485,7 +497,8 @@ def run_depth(args: argparse.Namespace) -> int:
         intr = load_intrinsics(args.intrinsics).intrinsics
         detector = BoardDetector(_spec(args))
 
-    def measure(cam, label: str, k: int):
+    def measure(cam: RealSenseCamera, label: str, k: int) -> DepthSample:
+        """The sample of the k-th target position."""
         reference = args.distance[k] if detector is None else None
         return _depth_sample(cam, label, args.frames, reference, detector, intr)
 
