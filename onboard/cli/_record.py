@@ -5,7 +5,7 @@ import argparse
 import time
 from pathlib import Path
 
-from ._common import READ_TIMEOUT_S, CliError, camera_errors, open_camera
+from ._common import CliError, camera_errors, open_camera, read_frames
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -40,11 +40,11 @@ def run(args: argparse.Namespace) -> int:
     frames = 0
     with camera_errors(), open_camera(args.serial, width=args.width, height=args.height,
                                       fps=args.fps, record_to=out) as cam:
-        # timed, not a frame count: a live camera's frames until --seconds have passed
         t0 = time.monotonic()
-        while time.monotonic() - t0 < args.seconds:
-            cam.read(timeout_s=READ_TIMEOUT_S)
+        for _ in read_frames(cam):   # recorded as they are read, until --seconds have passed
             frames += 1
+            if time.monotonic() - t0 >= args.seconds:
+                break
         elapsed = time.monotonic() - t0
         serial = cam.serial
     print(f"recorded {frames} frames in {elapsed:.1f} s from RealSense {serial} to {out}")
