@@ -1,5 +1,6 @@
 """``graspline demo`` end to end, as ``make run`` runs it: the simulated cell, the trials, the
-report (a crash in the report's last step once slipped past every unit test)."""
+report (a crash in the report's last step once slipped past every unit test); and the live
+progress line that ``demo`` and ``run`` print per trial."""
 from __future__ import annotations
 
 from types import SimpleNamespace
