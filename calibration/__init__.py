@@ -8,18 +8,19 @@ scipy and the board sheet matplotlib (the ``calib`` extra).
 """
 from ._board import PAPERS_MM, CharucoBoardSpec, write_board
 from ._depth import (DepthCalibration, DepthSample, PlaneFit, depth_check, expected_noise_m,
-                     fit_plane, measure_flat_target)
+                     fit_plane, mean_depth_sample, measure_flat_target)
 from ._errors import CalibrationError, CalibrationFileError, DegeneratePosesWarning
 from ._files import (VERSION, load_calibration, load_depth_correction, load_gripper_map,
                      load_hand_eye, load_intrinsics, save_calibration)
 from ._gripper import (GripperCalibration, fit_gripper_map, fit_monotonic,
-                       gripper_driver_options, measure_gauge_blocks)
+                       gripper_driver_options, measure_gauge_blocks, read_gripper_points)
 from ._handeye import (HandEyeCalibration, MethodResult, calibrate_hand_eye,
                        hand_eye_residuals, pose_set_warnings, refine)
 from ._intrinsics import (IntrinsicsCalibration, IntrinsicsComparison, board_pose,
                           calibrate_intrinsics, compare_intrinsics, reprojection_rms_px)
-from ._poses import RobotPose, read_robot_poses
-from ._views import BoardDetector, BoardView, coverage_map, coverage_text, mean_displacement_px
+from ._poses import RobotPose, parse_robot_pose, read_robot_poses
+from ._views import (BoardDetector, BoardView, board_hull_mask, coverage_map, coverage_text,
+                     is_new_view, mean_displacement_px)
 
 __all__ = [
     "PAPERS_MM",
@@ -39,6 +40,7 @@ __all__ = [
     "MethodResult",
     "PlaneFit",
     "RobotPose",
+    "board_hull_mask",
     "board_pose",
     "calibrate_hand_eye",
     "calibrate_intrinsics",
@@ -52,15 +54,19 @@ __all__ = [
     "fit_plane",
     "gripper_driver_options",
     "hand_eye_residuals",
+    "is_new_view",
     "load_calibration",
     "load_depth_correction",
     "load_gripper_map",
     "load_hand_eye",
     "load_intrinsics",
+    "mean_depth_sample",
     "mean_displacement_px",
     "measure_flat_target",
     "measure_gauge_blocks",
+    "parse_robot_pose",
     "pose_set_warnings",
+    "read_gripper_points",
     "read_robot_poses",
     "refine",
     "reprojection_rms_px",

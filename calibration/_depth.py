@@ -3,6 +3,7 @@ distance against the D400 noise model the simulated camera uses; an optional sca
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -145,6 +146,20 @@ def measure_flat_target(frame: RGBDFrame, *, reference_m: float | None = None,
                                    f"{reference_m!r}")
     return DepthSample(reference, measured, measured - reference, plane.rms_m,
                        expected_noise_m(reference, intr.fx, model), plane.n_points)
+
+
+def mean_depth_sample(samples: Sequence[DepthSample]) -> DepthSample:
+    """One sample from several of the same target position (e.g. one per frame): the means of
+    reference_m, measured_m and bias_m (metres), noise_m the RMS of the noises (metres),
+    expected_noise_m the first sample's, n_points the mean rounded down."""
+    n = len(samples)
+    if n == 0:
+        raise CalibrationError("depth check: no samples to average")
+    return DepthSample(sum(s.reference_m for s in samples) / n,
+                       sum(s.measured_m for s in samples) / n,
+                       sum(s.bias_m for s in samples) / n,
+                       math.sqrt(sum(s.noise_m ** 2 for s in samples) / n),
+                       samples[0].expected_noise_m, sum(s.n_points for s in samples) // n)
 
 
 def depth_check(samples: list[DepthSample], *, correct_scale: bool = True,

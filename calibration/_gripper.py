@@ -2,8 +2,11 @@
 to force in newtons, fitted monotonic to measured points, with its inverse."""
 from __future__ import annotations
 
+import csv
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -222,3 +225,25 @@ def gripper_driver_options(calibrations: Sequence[GripperCalibration]) -> dict:
         return {"width_map": cals[0].width_map(), "force_map": force}
     raise CalibrationError(f"calibrated maps are taken by the robotiq3f and barrett drivers, "
                            f"not by {model}")
+
+
+def read_gripper_points(path: str | os.PathLike,
+                        value: str = "width_m") -> tuple[list[float], list[float]]:
+    """Measured points (counts, value) from a CSV file with a header row naming ``counts``
+    and ``value``: ``width_m`` (opening, metres) or ``force_n`` (grip force, newtons). Raises
+    CalibrationError naming the file and line of anything wrong."""
+    try:
+        rows = list(csv.DictReader(Path(path).read_text(encoding="utf-8").splitlines()))
+    except OSError as exc:
+        raise CalibrationError(f"{path}: cannot read ({exc.strerror})") from exc
+    xs, ys = [], []
+    for line, row in enumerate(rows, start=2):
+        try:
+            xs.append(float(row["counts"]))
+            ys.append(float(row[value]))
+        except KeyError:
+            raise CalibrationError(f"{path}: needs a header with columns counts,{value}") from None
+        except (TypeError, ValueError):
+            raise CalibrationError(f"{path}, line {line}: counts and {value} must be numbers, "
+                                   f"got {row.get('counts')!r}, {row.get(value)!r}") from None
+    return xs, ys

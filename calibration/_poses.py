@@ -86,3 +86,20 @@ def read_robot_poses(path: str | os.PathLike) -> list[RobotPose]:
     if not poses:
         raise CalibrationError(f"robot poses {path}: a header but no poses")
     return poses
+
+
+def parse_robot_pose(text: str) -> np.ndarray:
+    """T_base_tcp (4 x 4, metres) from a pose typed as a pendant shows it: ``x y z rx ry rz``,
+    the TCP position in the base frame (metres) and its rotation vector (radians), separated
+    by spaces or commas. Raises CalibrationError saying what did not parse."""
+    fields = text.replace(",", " ").split()
+    try:
+        v = [float(x) for x in fields]
+    except ValueError:
+        raise CalibrationError(f"robot pose {text!r}: not six numbers") from None
+    if len(v) != 6:
+        raise CalibrationError(f"robot pose {text!r}: {len(v)} numbers, need six: "
+                               f"x y z (m) rx ry rz (rad)")
+    if not all(map(math.isfinite, v)):
+        raise CalibrationError(f"robot pose {text!r}: the numbers must be finite")
+    return pose(rotvec_to_matrix(np.array(v[3:])), v[:3])

@@ -1,6 +1,7 @@
 """Board views: ChArUco corners found in an image, and where in the image they have been seen."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,3 +96,19 @@ def mean_displacement_px(a: BoardView, b: BoardView) -> float:
     if len(common) == 0:
         return float("inf")
     return float(np.linalg.norm(a.corners_px[ia] - b.corners_px[ib], axis=1).mean())
+
+
+def is_new_view(view: BoardView, kept: Sequence[BoardView], min_motion_px: float) -> bool:
+    """Whether ``view`` moved at least ``min_motion_px`` (mean corner displacement, pixels)
+    from every view in ``kept``: a live or recorded stream holds many copies of each view."""
+    return not any(mean_displacement_px(view, v) < min_motion_px for v in kept)
+
+
+def board_hull_mask(view: BoardView, height: int, width: int) -> np.ndarray:
+    """(height, width) bool image, True inside the convex hull of the view's corners (their
+    pixel positions truncated to whole pixels): where the board's plane is in the image."""
+    import cv2
+
+    hull = np.zeros((height, width), np.uint8)
+    cv2.fillConvexPoly(hull, cv2.convexHull(view.corners_px.astype(np.int32)), 1)
+    return hull > 0

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calibration import (CalibrationError, depth_check, expected_noise_m, fit_plane,
-                         load_depth_correction, measure_flat_target, save_calibration)
+from calibration import (CalibrationError, DepthSample, depth_check, expected_noise_m, fit_plane,
+                         load_depth_correction, mean_depth_sample, measure_flat_target,
+                         save_calibration)
 from drivers.camera import DepthNoise, RGBDFrame, SimCamera, intrinsics_from_fov, look_at
 
 # librealsense is not safe in two processes at once (an xdist worker crashed when two test
@@ -118,6 +119,29 @@ def test_plane_fit_recovers_any_plane_in_front_of_the_camera(tilt, azim, d, seed
     assert fit.normal @ n > 1 - 1e-9
     assert fit.d == pytest.approx(d, abs=1e-9)
     assert fit.n_points == 490 and fit.rms_m < 1e-9
+
+
+def test_the_mean_sample_of_one_position_averages_depths_and_adds_noise_in_quadrature():
+    a = DepthSample(0.500, 0.502, 0.002, 0.0010, 0.0008, 1000)
+    b = DepthSample(0.500, 0.506, 0.006, 0.0020, 0.0009, 1003)
+    m = mean_depth_sample([a, b])
+    assert (m.reference_m, m.measured_m) == pytest.approx((0.500, 0.504), abs=1e-15)
+    assert m.bias_m == pytest.approx(0.004, abs=1e-15)
+    assert m.noise_m == pytest.approx(math.sqrt((0.0010 ** 2 + 0.0020 ** 2) / 2), rel=1e-15)
+    assert (m.expected_noise_m, m.n_points) == (0.0008, 1001)   # the first's model; floor
+    assert mean_depth_sample([a]) == a
+    with pytest.raises(CalibrationError, match="no samples"):
+        mean_depth_sample([])
+
+
+def test_the_mean_of_frames_is_the_frames_sample_at_the_same_place(world):
+    frames = [_frame(world, (0, 0, 0.7), seed=s)[0] for s in range(4)]
+    per_frame = [measure_flat_target(f, reference_m=0.7) for f in frames]
+    m = mean_depth_sample(per_frame)
+    assert m.reference_m == 0.7
+    assert min(s.measured_m for s in per_frame) <= m.measured_m <= max(s.measured_m
+                                                                         for s in per_frame)
+    assert m.noise_m == pytest.approx(expected_noise_m(0.7, INTR.fx), rel=0.5)
 
 
 def test_cli_depth_flow_from_recordings_at_two_distances(world, tmp_path, capsys):

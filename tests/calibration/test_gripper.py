@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calibration import (CalibrationError, GripperCalibration, fit_gripper_map,
-                         gripper_driver_options, measure_gauge_blocks)
+                         gripper_driver_options, measure_gauge_blocks, read_gripper_points)
 from drivers.gripper import open_gripper
 
 
@@ -114,6 +114,30 @@ def test_a_bump_in_the_measurements_is_pooled_into_one_breakpoint():
     assert cal.width_m == pytest.approx((0.100, 0.0825, 0.040, 0.0))
     # Residuals are about the piecewise-linear map: at 100 counts it reads 0.0825 - 0.0425 / 3.
     assert cal.max_width_m == pytest.approx(0.085 - (0.0825 - 0.0425 / 3))
+
+
+def test_a_points_file_gives_counts_and_widths_or_forces_in_file_order(tmp_path):
+    p = tmp_path / "pts.csv"
+    p.write_text("counts,width_m,note\n0,0.150,open\n128,0.074,\n255,0.0,closed\n")
+    assert read_gripper_points(p) == ([0.0, 128.0, 255.0], [0.150, 0.074, 0.0])
+    p.write_text("force_n,counts\n15.5,0\n60,255\n")
+    assert read_gripper_points(str(p), "force_n") == ([0.0, 255.0], [15.5, 60.0])
+
+
+def test_a_bad_points_file_is_refused_naming_the_file_and_line(tmp_path):
+    p = tmp_path / "pts.csv"
+    with pytest.raises(CalibrationError, match=f"{p}: cannot read"):
+        read_gripper_points(p)
+    p.write_text("count,width_m\n0,0.15\n")
+    with pytest.raises(CalibrationError, match="needs a header with columns counts,width_m"):
+        read_gripper_points(p)
+    p.write_text("counts,force_n\n0,10\n64,strong\n")
+    with pytest.raises(CalibrationError, match="pts.csv, line 3: counts and force_n must be "
+                                               "numbers, got '64', 'strong'"):
+        read_gripper_points(p, "force_n")
+    p.write_text("counts,width_m\n0\n")           # a short row: the width is missing
+    with pytest.raises(CalibrationError, match="line 2: counts and width_m must be numbers"):
+        read_gripper_points(p)
 
 
 def test_cli_gauge_block_flow_asks_for_each_block_and_writes_the_map(emulator, tmp_path,

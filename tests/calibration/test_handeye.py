@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calibration import (CalibrationError, DegeneratePosesWarning, calibrate_hand_eye,
-                         pose_set_warnings, read_robot_poses)
+                         parse_robot_pose, pose_set_warnings, read_robot_poses)
 from geometry import invert, pose_difference, pose_from_rvec, rotvec_to_matrix
 
 T_TCP_CAMERA = pose_from_rvec([0.05, -0.08, 1.55], [0.032, -0.061, 0.045])
@@ -154,6 +154,28 @@ def test_bad_pose_files_name_the_line_and_column(tmp_path):
     p.write_text(_csv([["a.png", 0, 0, 0, 0, 0, 0, 2]], "image,x_m,y_m,z_m,qx,qy,qz,qw"))
     with pytest.raises(CalibrationError, match="not unit length"):
         read_robot_poses(p)
+
+
+def test_a_typed_pose_is_the_pose_the_poses_file_gives_for_the_same_numbers(tmp_path):
+    typed = "0.512, -0.104 0.433 3.1 0.2 -0.05"      # commas or spaces, as a pendant shows it
+    p = tmp_path / "p.csv"
+    p.write_text(_csv([["a.png", 0.512, -0.104, 0.433, 3.1, 0.2, -0.05]],
+                      "image,x_m,y_m,z_m,rx_rad,ry_rad,rz_rad"))
+    T = parse_robot_pose(typed)
+    assert T.shape == (4, 4) and T.dtype == np.float64
+    np.testing.assert_array_equal(T, read_robot_poses(p)[0].T_base_tcp)
+    np.testing.assert_array_equal(T[:3, 3], [0.512, -0.104, 0.433])
+    np.testing.assert_allclose(T[:3, :3], rotvec_to_matrix([3.1, 0.2, -0.05]), atol=0)
+
+
+@pytest.mark.parametrize("text, why", [("0.5 0.1 oops", "not six numbers"),
+                                       ("0.5 0.1 0.2 0 0", "5 numbers, need six"),
+                                       ("0.5 0.1 0.2 0 0 0 1", "7 numbers, need six"),
+                                       ("0.5 0.1 nan 0 0 0", "finite"),
+                                       ("", "0 numbers")])
+def test_a_typed_pose_that_is_not_six_finite_numbers_is_refused_saying_why(text, why):
+    with pytest.raises(CalibrationError, match=why):
+        parse_robot_pose(text)
 
 
 def test_refinement_from_a_start_5_mm_and_1_degree_off_reaches_the_same_optimum():

@@ -16,7 +16,7 @@ from offline_sim import (HandSource, MonteCarloSettings, ObjectSource, SimEvalua
                          TrialMeasures, build_grasp_world, evaluate_under_uncertainty,
                          ferrari_canny, invert, parallel_jaw, place_hand, simulate_grasp,
                          start_collisions)
-from onboard.cli import main  # noqa: E402
+from onboard.cli import PFC_GRIDS, main  # noqa: E402
 from scoring import GraspDatabase  # noqa: E402
 from tests.offline_sim.test_grasp_sim import BOX, PAD_HALF_M, top_down  # noqa: E402
 
@@ -94,7 +94,7 @@ def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, m
 def test_db_build_with_pfc_stores_it_and_db_top_ranks_by_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box",))
     # a tiny grid keeps the test short; the CLI's choices are the coarse and full grids
-    monkeypatch.setattr("onboard._cli_db_build.PFC_GRIDS", {"coarse": (0.01, np.radians(20.0))})
+    monkeypatch.setitem(PFC_GRIDS, "coarse", (0.01, np.radians(20.0)))
     out = tmp_path / "pfc.db"
     assert build("--candidates", "4", "--samples", "2", "--workers", "0", "--pfc", "coarse",
                  out=out) == 0

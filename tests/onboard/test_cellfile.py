@@ -163,14 +163,24 @@ def test_run_refuses_a_cell_whose_arm_the_controller_moves(tmp_path, capsys):
     assert not (tmp_path / "log").exists(), "refused before any device or the log was opened"
 
 
-def test_the_endpoints_default_port_is_50600_in_the_cell_file_the_sim_cell_and_serve(capsys):
-    from onboard import sim_cell_file
-    from onboard.cli import main
+def test_the_endpoints_default_port_is_50600_in_the_cell_file_the_sim_cell_and_serve(
+        monkeypatch, capsys):
+    from types import SimpleNamespace
 
+    import onboard
+    from onboard import sim_cell_file
+    from onboard.cli import DEFAULT_PORT, main
+
+    assert DEFAULT_PORT == 50600
     assert parse_cell_file("", "c.yaml").server.port == 50600
-    # what `serve --sim` binds with no --port: the simulated cell's address
     server = sim_cell_file().server
-    assert (server.host, server.port) == ("127.0.0.1", 50600)
+    assert server.port == 50600
+    # what `serve --sim` binds with no --host or --port: the simulated cell's address
+    cell = SimpleNamespace(endpoint_address=(server.host, server.port))
+    monkeypatch.setattr(onboard, "make_picking_service", lambda *a, **k: cell)
+    monkeypatch.setattr(onboard, "serve", lambda service, host, port, *, ready: ready(host, port))
+    assert main(["serve", "--sim"]) == 0
+    assert capsys.readouterr().out == "listening on 127.0.0.1:50600\nstopped\n"
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     assert "else 50600" in capsys.readouterr().out

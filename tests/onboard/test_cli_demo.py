@@ -1,8 +1,13 @@
 """``graspline demo`` end to end, as ``make run`` runs it: the simulated cell, the trials, the
-report (a crash in the report's last step once slipped past every unit test)."""
+report (a crash in the report's last step once slipped past every unit test); and the live
+progress line that ``demo`` and ``run`` print per trial."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
+
+from onboard import TrialRecord
 
 pytest.importorskip("mujoco")
 pytest.importorskip("matplotlib")
@@ -22,12 +27,45 @@ def test_demo_runs_its_trials_and_writes_the_report(tmp_path, capsys):
     assert len(logs) == 1
 
 
-def test_the_live_line_says_why_there_was_no_grasp_not_the_preamble():
-    from onboard._cli_demo import _short_reason
+class _NoGraspCell:
+    """A cell whose every pick finds no grasp, with the loop's message: what `run` shows of a
+    trial does not depend on how the trial went."""
 
-    msg = ("no grasp scores at least 0.2 on the 1 object(s) in view (best 0.00; the object is "
-           "109 mm across at its narrowest, wider than the jaw's 85 mm stroke)")
-    assert _short_reason(msg) == ("the object is 109 mm across at its narrowest, wider than the "
-                                  "jaw's 85 mm stroke")
-    assert _short_reason("nothing segmented in view") == "nothing segmented in view"
-    assert len(_short_reason("x" * 200)) == 80
+    def __init__(self, errors, log_dir):
+        self.config = SimpleNamespace(log_dir=str(log_dir))
+        self._records = iter(TrialRecord(trial_id=k + 1, started_at_s=0.0, object_label="mug",
+                                         outcome="no_grasp", error=e)
+                             for k, e in enumerate(errors))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def pick_record(self):
+        return next(self._records)
+
+
+@pytest.mark.parametrize("error, shown", [
+    ("no grasp scores at least 0.2 on the 1 object(s) in view (best 0.00; the object is 109 mm "
+     "across at its narrowest, wider than the jaw's 85 mm stroke)",
+     "no grasp (the object is 109 mm across at its narrowest, wider than the jaw's 85 mm "
+     "stroke)"),
+    ("nothing segmented in view", "no grasp (nothing segmented in view)"),
+    ("x" * 200, "no grasp (" + "x" * 77 + "...)"),
+])
+def test_the_live_line_says_why_there_was_no_grasp_not_the_preamble(tmp_path, monkeypatch,
+                                                                     capsys, error, shown):
+    import onboard
+    from onboard.cli import main
+
+    cell_file = tmp_path / "cell.yaml"
+    cell_file.write_text("arm: {kind: sim}\nlog_dir: log\n")
+    monkeypatch.setattr(onboard, "open_picking_cell",
+                        lambda path, mode: _NoGraspCell([error], tmp_path / "log"))
+    assert main(["run", "--config", str(cell_file)]) == 0
+    out = capsys.readouterr().out
+    assert f"#1 mug score - {shown}; success -" in out
+    assert "scores at least" not in out
+    assert "1 trial(s): 0 of 0 grasps held" in out

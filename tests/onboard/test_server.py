@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import onboard
 from drivers.gripper import GripperFault
-from onboard._cli_serve import DEFAULT_PORT
+from onboard.cli import DEFAULT_PORT
 from onboard._messages import COMMANDS, check_rigid, grasp_text
 from onboard._server import MAX_LINE_BYTES, EndpointServer
 from onboard._service import GripReply, PickingService, TrialSummary

@@ -4,14 +4,22 @@ progress, and writes a versioned YAML result (see README, "Calibration")."""
 from __future__ import annotations
 
 import argparse
-import math
+import functools
 import warnings
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .cli import CliError
+from ._common import (CliError, open_camera, progress_bar, progress_note, read_frames,
+                      reported)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from calibration import BoardDetector, BoardView, CharucoBoardSpec, DepthSample
+    from drivers.camera import Intrinsics, RealSenseCamera
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
-READ_TIMEOUT_S = 5.0
 
 
 def _board_args(p: argparse.ArgumentParser) -> None:
@@ -28,13 +36,18 @@ def _board_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register the ``calibrate`` subcommand and its flows."""
+    """Register the ``calibrate`` subcommand; each flow adds its own parser."""
     p = subparsers.add_parser(
         "calibrate", help="calibrate the cell: board sheet, intrinsics, hand-eye, depth, gripper",
         description="Calibrate a picking cell. Start with `calibrate board` and print the sheet.")
     sub = p.add_subparsers(dest="flow", metavar="FLOW")
     sub.required = True
+    for add_flow in (_add_board, _add_intrinsics, _add_hand_eye, _add_depth, _add_gripper,
+                     _add_check):
+        add_flow(sub)
 
+
+def _add_board(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("board", help="write the printable ChArUco board (PNG and PDF)")
     _board_args(b)
     b.add_argument("--paper", default="a4", help="a4, a3, a2 or letter (default a4)")
@@ -42,6 +55,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument("--out", default=".", help="folder to write to (default: here)")
     b.set_defaults(func=run_board)
 
+
+def _add_intrinsics(sub: argparse._SubParsersAction) -> None:
     i = sub.add_parser("intrinsics", help="camera intrinsics from board views")
     src = i.add_mutually_exclusive_group(required=True)
     src.add_argument("--images", help="folder of board images")
@@ -59,6 +74,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     i.add_argument("--out", required=True, help="the calibration file to write (.yaml)")
     i.set_defaults(func=run_intrinsics)
 
+
+def _add_hand_eye(sub: argparse._SubParsersAction) -> None:
     h = sub.add_parser("hand-eye", help="camera to robot, from (robot pose, image) pairs")
     h.add_argument("--setup", required=True, choices=("eye_in_hand", "eye_to_hand"),
                    help="eye_in_hand: camera on the flange, board fixed; eye_to_hand: camera "
@@ -80,6 +97,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     h.add_argument("--out", required=True, help="the calibration file to write (.yaml)")
     h.set_defaults(func=run_hand_eye)
 
+
+def _add_depth(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("depth", help="depth bias and noise on a flat target; scale correction")
     dsrc = d.add_mutually_exclusive_group(required=True)
     dsrc.add_argument("--recording", action="append",
@@ -102,6 +121,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     d.add_argument("--out", required=True, help="the calibration file to write (.yaml)")
     d.set_defaults(func=run_depth)
 
+
+def _add_gripper(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("gripper", help="width and force maps from measured points")
     g.add_argument("--model", required=True, help="driver model (robotiq3f, barrett, ...)")
     g.add_argument("--mode", default="", help="robotiq3f: the grasping mode the map is for")
@@ -114,6 +135,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     g.add_argument("--out", required=True, help="the calibration file to write (.yaml)")
     g.set_defaults(func=run_gripper)
 
+
+def _add_check(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("check", help="validate a calibration file and print its summary")
     c.add_argument("file", help="a calibration file (.yaml)")
     c.set_defaults(func=run_check)
@@ -121,20 +144,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 # ------------------------------------------------------------------------------- helpers
 
-def _spec(args: argparse.Namespace):
-    from calibration import CalibrationError, CharucoBoardSpec
+def _flow(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A calibration flow whose CalibrationErrors end it as one-line CliErrors (calibration
+    is imported when the flow runs, not when the command line is built)."""
+    @functools.wraps(run)
+    def wrapped(args: argparse.Namespace) -> int:
+        from calibration import CalibrationError
+
+        with reported(CalibrationError):
+            return run(args)
+
+    return wrapped
+
+
+def _spec(args: argparse.Namespace) -> CharucoBoardSpec:
+    """The board the --squares, --square, --marker, --dict and --legacy arguments describe."""
+    from calibration import CharucoBoardSpec
 
     try:
         sx, sy = (int(v) for v in args.squares.lower().split("x"))
     except ValueError:
         raise CliError(f"--squares must look like 7x5, got {args.squares!r}") from None
-    try:
-        return CharucoBoardSpec(sx, sy, args.square, args.marker, args.dictionary, args.legacy)
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    return CharucoBoardSpec(sx, sy, args.square, args.marker, args.dictionary, args.legacy)
 
 
 def _out_path(out: str) -> Path:
+    """The --out file, checked before any work: a .yaml name in a folder that exists."""
     path = Path(out)
     if path.suffix not in (".yaml", ".yml"):
         raise CliError(f"--out {out}: calibration files are YAML; name it .yaml")
@@ -144,6 +179,7 @@ def _out_path(out: str) -> Path:
 
 
 def _save(cal, out: Path) -> None:
+    """Write a calibration result to its file and say so."""
     from calibration import save_calibration
 
     save_calibration(cal, out)
@@ -151,6 +187,7 @@ def _save(cal, out: Path) -> None:
 
 
 def _image_files(folder: str) -> list[Path]:
+    """The image files in --images, sorted by name."""
     path = Path(folder)
     if not path.is_dir():
         raise CliError(f"--images {folder} is not a folder")
@@ -160,37 +197,23 @@ def _image_files(folder: str) -> list[Path]:
     return files
 
 
-def _read_rgb(path: Path):
+def _read_rgb(path: Path) -> np.ndarray | None:
+    """The image file as RGB uint8; None when OpenCV cannot read it."""
     import cv2
 
     bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
     return None if bgr is None else cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
 
 
-def _camera(args: argparse.Namespace, recording: str | None = None):
-    try:
-        from drivers.camera import CameraError, RealSenseCamera
-    except ImportError as exc:
-        raise CliError(" ".join(str(exc).split())) from exc
-    try:
-        if recording is not None:
-            return RealSenseCamera(recording=recording)
-        return RealSenseCamera(args.serial)
-    except (CameraError, ImportError, ValueError) as exc:
-        raise CliError(" ".join(str(exc).split())) from exc
-
-
 # ------------------------------------------------------------------------------- flows
 
+@_flow
 def run_board(args: argparse.Namespace) -> int:
     """Write the board sheet."""
-    from calibration import CalibrationError, write_board
+    from calibration import write_board
 
     spec = _spec(args)
-    try:
-        png, pdf = write_board(spec, args.out, paper=args.paper, dpi=args.dpi)
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    png, pdf = write_board(spec, args.out, paper=args.paper, dpi=args.dpi)
     w, h = (s * 1000 for s in spec.size_m)
     print(f"wrote {pdf} and {png} ({w:.0f} x {h:.0f} mm board on {args.paper})")
     print("print the PDF at 100 % (no 'fit to page'), check the 100 mm bar with a ruler, and "
@@ -205,13 +228,15 @@ towards and away from the camera, near and far. The map below shows where corner
 seen ('.' = not yet): fill it. Ctrl-C stops early and calibrates with the views so far."""
 
 
-def _collect_views(frames, spec, args, total: int | None, live: bool):
-    """Detected views from (name, rgb) frames, with progress; returns (views, size, images)."""
+def _collect_views(frames: Iterable[tuple[str, np.ndarray | None]], spec: CharucoBoardSpec,
+                   args: argparse.Namespace, total: int | None,
+                   live: bool) -> tuple[list[BoardView], tuple[int, int] | None]:
+    """Detected views from (name, rgb) frames, with progress; returns (views, (width, height)
+    of the images in pixels). From a stream (not --images) only views that moved at least
+    --min-motion are kept, up to --views."""
     import cv2
-    from tqdm import tqdm
 
-    from calibration import BoardDetector, CalibrationError, coverage_map, coverage_text, \
-        mean_displacement_px
+    from calibration import BoardDetector, coverage_map, coverage_text, is_new_view
 
     detector = BoardDetector(spec)
     views, size, missed = [], None, []
@@ -220,12 +245,12 @@ def _collect_views(frames, spec, args, total: int | None, live: bool):
         keep_dir.mkdir(parents=True, exist_ok=True)
     dedupe = not getattr(args, "images", None)
     target = args.views if dedupe else None
-    bar = tqdm(total=target or total, unit="view" if dedupe else "image",
-               desc="views" if dedupe else "images")
+    bar = progress_bar(target or total, "view" if dedupe else "image",
+                       desc="views" if dedupe else "images")
     try:
         for name, rgb in frames:
             if rgb is None:
-                tqdm.write(f"skipped {name}: not a readable image")
+                progress_note(f"skipped {name}: not a readable image")
                 bar.update(0 if dedupe else 1)
                 continue
             this = (rgb.shape[1], rgb.shape[0])
@@ -234,16 +259,13 @@ def _collect_views(frames, spec, args, total: int | None, live: bool):
             elif this != size:
                 raise CliError(f"{name} is {this[0]} x {this[1]} pixels, the first image "
                                f"{size[0]} x {size[1]}: one calibration is for one resolution")
-            try:
-                view = detector.detect(rgb, name)
-            except CalibrationError as exc:
-                raise CliError(str(exc)) from exc
+            view = detector.detect(rgb, name)
             if not dedupe:
                 bar.update(1)
             if view is None:
                 missed.append(name)
                 continue
-            if dedupe and any(mean_displacement_px(view, v) < args.min_motion for v in views):
+            if dedupe and not is_new_view(view, views, args.min_motion):
                 continue
             views.append(view)
             if keep_dir is not None:
@@ -252,11 +274,11 @@ def _collect_views(frames, spec, args, total: int | None, live: bool):
             if dedupe:
                 bar.update(1)
                 if live and len(views) % 5 == 0:
-                    tqdm.write(coverage_text(coverage_map(views, *size)))
+                    progress_note(coverage_text(coverage_map(views, *size)))
                 if len(views) >= target:
                     break
     except KeyboardInterrupt:
-        tqdm.write(f"stopped: calibrating with the {len(views)} views so far")
+        progress_note(f"stopped: calibrating with the {len(views)} views so far")
     finally:
         bar.close()
     if missed:
@@ -266,6 +288,7 @@ def _collect_views(frames, spec, args, total: int | None, live: bool):
     return views, size
 
 
+@_flow
 def run_intrinsics(args: argparse.Namespace) -> int:
     """Calibrate the intrinsics from a folder, a recording or a live camera."""
     from calibration import (CalibrationError, calibrate_intrinsics, compare_intrinsics,
@@ -276,29 +299,18 @@ def run_intrinsics(args: argparse.Namespace) -> int:
     factory, camera = None, None
     if args.images:
         files = _image_files(args.images)
-        frames = ((p.name, _read_rgb(p)) for p in files)
+        frames: Iterator[tuple[str, np.ndarray | None]] = ((p.name, _read_rgb(p))
+                                                          for p in files)
         total, source = len(files), f"images {args.images} ({len(files)} files)"
     else:
-        camera = _camera(args, args.recording)
+        camera = open_camera(args.serial, recording=args.recording)
         factory = camera.intrinsics
         source = (f"recording {args.recording}" if args.recording
                   else f"live RealSense {camera.serial}")
         if args.live:
             print(LIVE_HELP)
-
-        def frames_of(cam):
-            from drivers.camera import CameraError, EndOfRecording
-
-            while True:
-                try:
-                    f = cam.read(timeout_s=READ_TIMEOUT_S)
-                except EndOfRecording:
-                    return
-                except CameraError as exc:
-                    raise CliError(" ".join(str(exc).split())) from exc
-                yield f"frame {f.seq}", f.color
-
-        frames, total = frames_of(camera), None
+        frames = ((f"frame {f.seq}", f.color) for f in read_frames(camera))
+        total = None
     print(f"board: {spec.name}; source: {source}")
     try:
         views, size = _collect_views(frames, spec, args, total, bool(args.live))
@@ -307,11 +319,8 @@ def run_intrinsics(args: argparse.Namespace) -> int:
             camera.close()
     if size is None:
         raise CliError("no images were read")
-    try:
-        cal = calibrate_intrinsics(views, *size, spec=spec, fit_k3=args.fit_k3,
-                                   inputs={"source": source, "views_offered": len(views)})
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    cal = calibrate_intrinsics(views, *size, spec=spec, fit_k3=args.fit_k3,
+                               inputs={"source": source, "views_offered": len(views)})
     i = cal.intrinsics
     print(f"\nfx {i.fx:.2f}  fy {i.fy:.2f}  cx {i.cx:.2f}  cy {i.cy:.2f} px "
           f"(std {cal.std_px[0]:.2f} {cal.std_px[1]:.2f} {cal.std_px[2]:.2f} "
@@ -347,30 +356,12 @@ vector, radians), e.g. 0.512 -0.104 0.433 3.1 0.2 -0.05. An empty line ends the 
 Vary the flange's orientation by 20-40 deg about different axes; 10-20 poses."""
 
 
-def _parse_pose(text: str):
-    """T_base_tcp from 'x y z rx ry rz' (metres, radians); None when it does not parse."""
-    import cv2
-    import numpy as np
-
-    try:
-        v = [float(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        return None
-    if len(v) != 6 or not all(map(math.isfinite, v)):
-        return None
-    T = np.eye(4)
-    T[:3, :3] = cv2.Rodrigues(np.array(v[3:]).reshape(3, 1))[0]
-    T[:3, 3] = v[:3]
-    return T
-
-
-def _capture_hand_eye(args: argparse.Namespace, spec) -> None:
+def _capture_hand_eye(args: argparse.Namespace, spec: CharucoBoardSpec) -> None:
     """Interactive capture: a board image and the typed robot pose per station, written to
     --images and --poses as they come (nothing is lost if it stops)."""
     import cv2
 
-    from calibration import BoardDetector, pose_set_warnings
-    from drivers.camera import CameraError, EndOfRecording
+    from calibration import BoardDetector, CalibrationError, parse_robot_pose, pose_set_warnings
 
     folder, poses_path = Path(args.images), Path(args.poses)
     if poses_path.exists():
@@ -378,8 +369,10 @@ def _capture_hand_eye(args: argparse.Namespace, spec) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     detector = BoardDetector(spec)
     robot: list = []
+    # A live camera queues frames: take a fresh one, after the robot stopped.
+    reads = 1 if args.capture_recording else 5
     print(CAPTURE_HELP)
-    with _camera(args, args.capture_recording) as cam, \
+    with open_camera(args.serial, recording=args.capture_recording) as cam, \
             open(poses_path, "w", encoding="utf-8") as csv_file:
         csv_file.write("image,x_m,y_m,z_m,rx_rad,ry_rad,rz_rad\n")
         csv_file.flush()
@@ -387,19 +380,16 @@ def _capture_hand_eye(args: argparse.Namespace, spec) -> None:
             text = input(f"pose {len(robot) + 1}: ").strip()
             if not text:
                 break
-            T = _parse_pose(text)
-            if T is None:
+            try:
+                T = parse_robot_pose(text)
+            except CalibrationError:
                 print("  type six numbers: x y z (m) rx ry rz (rad)")
                 continue
-            try:
-                # A live camera queues frames: take a fresh one, after the robot stopped.
-                for _ in range(1 if args.capture_recording else 5):
-                    frame = cam.read(timeout_s=READ_TIMEOUT_S)
-            except EndOfRecording:
+            frames = list(read_frames(cam, reads))
+            if len(frames) < reads:
                 print("  the recording has no more frames")
                 break
-            except CameraError as exc:
-                raise CliError(" ".join(str(exc).split())) from exc
+            frame = frames[-1]
             view = detector.detect(frame.color, f"pose {len(robot) + 1}")
             if view is None:
                 print("  no board in view: move so that the camera sees the board; not kept")
@@ -417,24 +407,19 @@ def _capture_hand_eye(args: argparse.Namespace, spec) -> None:
     print(f"wrote {poses_path} and {len(robot)} images in {folder}")
 
 
+@_flow
 def run_hand_eye(args: argparse.Namespace) -> int:
     """Hand-eye from a folder of images and the robot poses file (captured first with
     --capture)."""
-    from calibration import (BoardDetector, CalibrationError, DegeneratePosesWarning,
-                             board_pose, calibrate_hand_eye, load_intrinsics, read_robot_poses)
+    from calibration import (BoardDetector, DegeneratePosesWarning, board_pose,
+                             calibrate_hand_eye, load_intrinsics, read_robot_poses)
 
     spec = _spec(args)
     out = _out_path(args.out)
-    try:
-        intr = load_intrinsics(args.intrinsics)
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    intr = load_intrinsics(args.intrinsics)
     if args.capture or args.capture_recording:
         _capture_hand_eye(args, spec)
-    try:
-        poses = read_robot_poses(args.poses)
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    poses = read_robot_poses(args.poses)
     folder = Path(args.images)
     detector = BoardDetector(spec)
     robot, board, used, skipped = [], [], [], []
@@ -455,13 +440,9 @@ def run_hand_eye(args: argparse.Namespace) -> int:
         print(f"no board in {len(skipped)} images, not used: {', '.join(skipped)}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DegeneratePosesWarning)
-        try:
-            cal = calibrate_hand_eye(robot, board, setup=args.setup,
-                                     inputs={"images": str(folder), "poses": args.poses,
-                                             "intrinsics": args.intrinsics,
-                                             "board": spec.name})
-        except CalibrationError as exc:
-            raise CliError(str(exc)) from exc
+        cal = calibrate_hand_eye(robot, board, setup=args.setup,
+                                 inputs={"images": str(folder), "poses": args.poses,
+                                         "intrinsics": args.intrinsics, "board": spec.name})
     del caught   # the result carries the same warnings; printed with it
     print(cal.text())
     key = "T_tcp_camera" if args.setup == "eye_in_hand" else "T_base_camera"
@@ -472,25 +453,37 @@ def run_hand_eye(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mean_sample(samples):
-    from calibration import DepthSample
+def _depth_sample(cam: RealSenseCamera, label: str, frames: int, reference_m: float | None,
+                  detector: BoardDetector | None, intrinsics: Intrinsics | None) -> DepthSample:
+    """The mean sample over up to ``frames`` frames of the flat target at one position: with
+    ``reference_m`` (metres) the target fills the image's centre; with a board ``detector``
+    the target is the board and its pose from the colour image the reference."""
+    from calibration import CalibrationError, board_hull_mask, board_pose, \
+        mean_depth_sample, measure_flat_target
 
-    n = len(samples)
-    return DepthSample(sum(s.reference_m for s in samples) / n,
-                       sum(s.measured_m for s in samples) / n,
-                       sum(s.bias_m for s in samples) / n,
-                       math.sqrt(sum(s.noise_m ** 2 for s in samples) / n),
-                       samples[0].expected_noise_m, sum(s.n_points for s in samples) // n)
+    per_frame = []
+    for frame in read_frames(cam, frames):
+        with reported(CalibrationError, prefix=f"{label}: "):
+            if detector is None:
+                per_frame.append(measure_flat_target(frame, reference_m=reference_m))
+                continue
+            view = detector.detect(frame.color, label)
+            if view is None:
+                continue
+            # The board's plane is the reference; its corners' hull the target.
+            per_frame.append(measure_flat_target(
+                frame, T_camera_target=board_pose(view, intrinsics),
+                mask=board_hull_mask(view, *frame.depth_m.shape)))
+    if not per_frame:
+        raise CliError(f"{label}: no usable frame (no board seen?)")
+    print(f"{label}: {len(per_frame)} frames")
+    return mean_depth_sample(per_frame)
 
 
+@_flow
 def run_depth(args: argparse.Namespace) -> int:
-    """Depth check from recordings of a flat target."""
-    import cv2
-    import numpy as np
-
-    from calibration import (BoardDetector, CalibrationError, board_pose, depth_check,
-                             load_intrinsics, measure_flat_target)
-    from drivers.camera import CameraError, EndOfRecording
+    """Depth check from recordings of a flat target, or a live camera."""
+    from calibration import BoardDetector, depth_check, load_intrinsics
 
     out = _out_path(args.out)
     if args.board_reference == bool(args.distance):
@@ -501,44 +494,18 @@ def run_depth(args: argparse.Namespace) -> int:
     if args.board_reference:
         if not args.intrinsics:
             raise CliError("--board-reference needs --intrinsics FILE")
-        try:
-            intr = load_intrinsics(args.intrinsics).intrinsics
-        except CalibrationError as exc:
-            raise CliError(str(exc)) from exc
+        intr = load_intrinsics(args.intrinsics).intrinsics
         detector = BoardDetector(_spec(args))
-    def measure(cam, label: str, k: int):
-        """The mean sample over up to --frames frames of one target position."""
-        per_frame = []
-        for _ in range(args.frames):
-            try:
-                frame = cam.read(timeout_s=READ_TIMEOUT_S)
-            except EndOfRecording:
-                break
-            except CameraError as exc:
-                raise CliError(" ".join(str(exc).split())) from exc
-            try:
-                if detector is None:
-                    per_frame.append(measure_flat_target(frame, reference_m=args.distance[k]))
-                    continue
-                view = detector.detect(frame.color, label)
-                if view is None:
-                    continue
-                # The board's plane is the reference; its corners' hull the target.
-                hull = np.zeros(frame.depth_m.shape, np.uint8)
-                cv2.fillConvexPoly(hull, cv2.convexHull(view.corners_px.astype(np.int32)), 1)
-                per_frame.append(measure_flat_target(
-                    frame, T_camera_target=board_pose(view, intr), mask=hull > 0))
-            except CalibrationError as exc:
-                raise CliError(f"{label}: {exc}") from exc
-        if not per_frame:
-            raise CliError(f"{label}: no usable frame (no board seen?)")
-        print(f"{label}: {len(per_frame)} frames")
-        return _mean_sample(per_frame)
+
+    def measure(cam: RealSenseCamera, label: str, k: int) -> DepthSample:
+        """The sample of the k-th target position."""
+        reference = args.distance[k] if detector is None else None
+        return _depth_sample(cam, label, args.frames, reference, detector, intr)
 
     samples = []
     if args.live:
         n = len(args.distance) if args.distance else args.positions
-        with _camera(args) as cam:
+        with open_camera(args.serial) as cam:
             for k in range(n):
                 where = (f"with its centre {args.distance[k]:.3f} m in front of the camera, on "
                          f"the optical axis" if args.distance else "filling the image")
@@ -547,51 +514,29 @@ def run_depth(args: argparse.Namespace) -> int:
                 samples.append(measure(cam, f"position {k + 1}", k))
     else:
         for k, rec in enumerate(args.recording):
-            with _camera(args, rec) as cam:
+            with open_camera(recording=rec) as cam:
                 samples.append(measure(cam, rec, k))
-    try:
-        cal = depth_check(samples, correct_scale=not args.no_scale,
-                          inputs={"source": (f"live RealSense {args.serial or ''}".strip()
-                                             if args.live else list(args.recording)),
-                                  "reference": "board" if args.board_reference else "distance",
-                                  "frames_per_recording": args.frames})
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    cal = depth_check(samples, correct_scale=not args.no_scale,
+                      inputs={"source": (f"live RealSense {args.serial or ''}".strip()
+                                         if args.live else list(args.recording)),
+                              "reference": "board" if args.board_reference else "distance",
+                              "frames_per_recording": args.frames})
     print(cal.text())
     _save(cal, out)
     return 0
 
 
-def _read_points(path: str, value: str) -> tuple[list[float], list[float]]:
-    import csv
-
-    try:
-        rows = list(csv.DictReader(Path(path).read_text(encoding="utf-8").splitlines()))
-    except OSError as exc:
-        raise CliError(f"{path}: cannot read ({exc.strerror})") from exc
-    xs, ys = [], []
-    for line, row in enumerate(rows, start=2):
-        try:
-            xs.append(float(row["counts"]))
-            ys.append(float(row[value]))
-        except KeyError:
-            raise CliError(f"{path}: needs a header with columns counts,{value}") from None
-        except (TypeError, ValueError):
-            raise CliError(f"{path}, line {line}: counts and {value} must be numbers, got "
-                           f"{row.get('counts')!r}, {row.get(value)!r}") from None
-    return xs, ys
-
-
+@_flow
 def run_gripper(args: argparse.Namespace) -> int:
     """Fit the gripper map from a points file or gauge blocks on the device."""
-    from calibration import CalibrationError, fit_gripper_map, measure_gauge_blocks
+    from calibration import fit_gripper_map, measure_gauge_blocks, read_gripper_points
 
     out = _out_path(args.out)
     if bool(args.points) == bool(args.port):
         raise CliError("give either --points FILE or --port PORT with --blocks")
     inputs: dict = {}
     if args.points:
-        counts, widths = _read_points(args.points, "width_m")
+        counts, widths = read_gripper_points(args.points, "width_m")
         inputs["points"] = args.points
     else:
         if not args.blocks:
@@ -607,21 +552,17 @@ def run_gripper(args: argparse.Namespace) -> int:
                   f"press Enter ")
 
         options = {"mode": args.mode} if args.mode else {}
-        try:
-            with open_gripper(args.model, args.port, **options) as g:
-                g.activate()
-                points = measure_gauge_blocks(g, blocks, place)
-        except (GripperError, ValueError) as exc:
-            raise CliError(str(exc)) from exc
+        with reported(GripperError, ValueError), \
+                open_gripper(args.model, args.port, **options) as g:
+            g.activate()
+            points = measure_gauge_blocks(g, blocks, place)
         counts, widths = [c for c, _ in points], [w for _, w in points]
         inputs.update(port=args.port, blocks=blocks)
-    fc, fn = _read_points(args.force_points, "force_n") if args.force_points else ([], [])
-    try:
-        cal = fit_gripper_map(counts, widths, model=args.model, mode=args.mode,
-                              finger_width_m=args.finger_width, force_counts=fc, force_n=fn,
-                              inputs=inputs)
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    fc, fn = (read_gripper_points(args.force_points, "force_n") if args.force_points
+              else ([], []))
+    cal = fit_gripper_map(counts, widths, model=args.model, mode=args.mode,
+                          finger_width_m=args.finger_width, force_counts=fc, force_n=fn,
+                          inputs=inputs)
     print(f"{args.model}: {len(cal.counts)} breakpoints, opening {cal.opening_m:.4f} m; "
           f"residual RMS {cal.rms_width_m * 1000:.2f} mm (worst {cal.max_width_m * 1000:.2f} mm)")
     for c, w in zip(cal.counts, cal.width_m):
@@ -630,15 +571,13 @@ def run_gripper(args: argparse.Namespace) -> int:
     return 0
 
 
+@_flow
 def run_check(args: argparse.Namespace) -> int:
     """Load a calibration file, validating it, and print its summary."""
-    from calibration import (CalibrationError, DepthCalibration, GripperCalibration,
-                             HandEyeCalibration, IntrinsicsCalibration, load_calibration)
+    from calibration import (DepthCalibration, GripperCalibration, HandEyeCalibration,
+                             IntrinsicsCalibration, load_calibration)
 
-    try:
-        cal = load_calibration(args.file)
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    cal = load_calibration(args.file)
     print(f"{args.file}: valid, made {cal.date}")
     if isinstance(cal, IntrinsicsCalibration):
         i = cal.intrinsics

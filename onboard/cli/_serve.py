@@ -6,8 +6,8 @@ import logging
 import os
 import sys
 
-from ._cellfile import DEFAULT_PORT
-from .cli import CliError
+from .._cellfile import DEFAULT_PORT
+from ._common import CliError, reported
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -36,23 +36,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _make_service(args: argparse.Namespace):
     """The picking service for the cell the arguments name (the picking loop's factory)."""
     from onboard import make_picking_service as factory
+    from .._devices import CellSetupError
 
     if args.seed is not None and not args.sim:
         raise CliError("--seed applies to the simulated cell only (use it with --sim)")
     if args.config is not None and not os.path.isfile(args.config):
         raise CliError(f"cell file {args.config} does not exist")
-    from ._devices import CellSetupError
-
-    try:
+    # a bad cell file or a device that cannot be opened: the loader's message says which
+    with reported(OSError, ValueError, CellSetupError):
         return factory(args.config, sim=args.sim, seed=args.seed, log_dir=args.log_dir)
-    except (OSError, ValueError, CellSetupError) as exc:
-        # a bad cell file or a device that cannot be opened: the loader's message says which
-        raise CliError(str(exc)) from exc
 
 
 def _address(args: argparse.Namespace, service) -> tuple[str, int]:
     """Bind address: the flags, else the service's ``endpoint_address`` if any, else defaults."""
-    from ._server import DEFAULT_HOST
+    from .._server import DEFAULT_HOST
 
     cell_host, cell_port = getattr(service, "endpoint_address", None) or (None, None)
     host = args.host or cell_host or DEFAULT_HOST
@@ -65,7 +62,7 @@ def _address(args: argparse.Namespace, service) -> tuple[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; exit status 0 after a clean stop."""
-    from ._server import serve
+    from onboard import serve
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from ._common import CliError, progress_bar, reported
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``demo`` and ``run``."""
@@ -34,30 +36,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _check_trials(n: int) -> None:
-    from .cli import CliError
-
     if n < 1:
         raise CliError(f"--trials must be >= 1, got {n}")
 
 
 def run_demo(args: argparse.Namespace) -> int:
     """The demo: the built-in simulated cell, a fresh log in --out, the report at the end."""
-    from ._devices import CellSetupError
-    from .cli import CliError
+    from onboard import open_picking_cell
+
+    from .._devices import CellSetupError
 
     _check_trials(args.trials)
     if args.ycb is not None and not Path(args.ycb).is_dir():
         raise CliError(f"--ycb {args.ycb!r} is not a folder")
     out = Path(args.out)
     log_dir = out / f"trials-{time.strftime('%Y%m%d-%H%M%S')}"
-    from ._cell import open_picking_cell
-
     print(f"building the simulated cell (seed {args.seed}) ...", flush=True)
-    try:
+    with reported(CellSetupError):
         cell = open_picking_cell(sim=True, seed=args.seed, log_dir=str(log_dir),
                                  mode="validate" if args.validate else "best", ycb_dir=args.ycb)
-    except CellSetupError as exc:
-        raise CliError(str(exc)) from exc
     with cell:
         _trials(cell, args.trials)
     return _report(log_dir, out / "report")
@@ -65,13 +62,12 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def run_cell(args: argparse.Namespace) -> int:
     """Trials on the cell of a cell file (whose arm graspline commands)."""
-    from ._cell import open_picking_cell
-    from ._cellfile import CellFileError, load_cell_file
-    from ._devices import CellSetupError
-    from .cli import CliError
+    from onboard import CellFileError, load_cell_file, open_picking_cell
+
+    from .._devices import CellSetupError
 
     _check_trials(args.trials)
-    try:
+    with reported(CellFileError, CellSetupError):
         config, _ = load_cell_file(args.config)
         if config.arm.kind == "none":
             # before any device is opened: with kind none the controller moves the arm
@@ -79,8 +75,6 @@ def run_cell(args: argparse.Namespace) -> int:
                            f"controller over `graspline serve`; `run` needs an arm graspline "
                            f"commands (arm.kind: sim, or a real ArmController)")
         cell = open_picking_cell(args.config, mode="validate" if args.validate else "best")
-    except (CellFileError, CellSetupError) as exc:
-        raise CliError(str(exc)) from exc
     with cell:
         _trials(cell, args.trials)
         log_dir = cell.config.log_dir
@@ -89,12 +83,10 @@ def run_cell(args: argparse.Namespace) -> int:
 
 def _trials(cell, n: int) -> None:
     """Run n picks with a live progress line: trial, object, score, outcome, success so far."""
-    from tqdm import tqdm
-
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     done = ok = 0
-    bar = tqdm(total=n, unit="trial", dynamic_ncols=True, file=sys.stdout)
+    bar = progress_bar(n, "trial", dynamic_ncols=True, file=sys.stdout)
     try:
         for _ in range(n):
             rec = cell.pick_record()
@@ -114,7 +106,7 @@ def _trials(cell, n: int) -> None:
 
 def _report(log_dir: Path, out: Path) -> int:
     """Write the validation report and say where it is."""
-    from ._report import write_report
+    from onboard import write_report
 
     page = write_report(log_dir, out)
     print(f"trial log: {log_dir}\nreport: {page}", flush=True)

@@ -5,10 +5,7 @@ import argparse
 import time
 from pathlib import Path
 
-from .cli import CliError
-
-# A live camera takes a while to deliver its first frames (auto-exposure, USB set-up).
-READ_TIMEOUT_S = 5.0
+from ._common import CliError, camera_errors, open_camera, read_frames
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -28,10 +25,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
 def run(args: argparse.Namespace) -> int:
     """Record for the given time; returns the exit status."""
     out = Path(args.out)
@@ -44,22 +37,15 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"folder {out.parent} of {out} does not exist")
     if out.exists() and not args.force:
         raise CliError(f"{out} exists: choose another name or pass --force to replace it")
-    try:
-        from drivers.camera import CameraError, RealSenseCamera
-    except ImportError as exc:
-        raise CliError(_one_line(exc)) from exc
-
     frames = 0
-    try:
-        with RealSenseCamera(args.serial, width=args.width, height=args.height, fps=args.fps,
-                             record_to=out) as cam:
-            t0 = time.monotonic()
-            while time.monotonic() - t0 < args.seconds:
-                cam.read(timeout_s=READ_TIMEOUT_S)
-                frames += 1
-            elapsed = time.monotonic() - t0
-            serial = cam.serial
-    except (CameraError, ImportError, ValueError) as exc:
-        raise CliError(_one_line(exc)) from exc
+    with camera_errors(), open_camera(args.serial, width=args.width, height=args.height,
+                                      fps=args.fps, record_to=out) as cam:
+        t0 = time.monotonic()
+        for _ in read_frames(cam):   # recorded as they are read, until --seconds have passed
+            frames += 1
+            if time.monotonic() - t0 >= args.seconds:
+                break
+        elapsed = time.monotonic() - t0
+        serial = cam.serial
     print(f"recorded {frames} frames in {elapsed:.1f} s from RealSense {serial} to {out}")
     return 0

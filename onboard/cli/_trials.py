@@ -6,7 +6,7 @@ import math
 import time
 from pathlib import Path
 
-from .cli import CliError
+from ._common import CliError, reported
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -46,14 +46,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _open(path: Path):
     """The TrialLog in ``path``; CliError if there is none (never creates one)."""
-    from ._trials import DB_NAME, TrialLog, TrialLogError
+    from onboard import TrialLog, TrialLogError
+
+    from .._trials import DB_NAME
 
     if not (path / DB_NAME).is_file():
         raise CliError(f"no trial log in {path} (no {DB_NAME})")
-    try:
+    with reported(TrialLogError):
         return TrialLog(path)
-    except TrialLogError as exc:
-        raise CliError(str(exc)) from exc
 
 
 def _num(v: float | None, scale: float = 1.0, spec: str = ".3f") -> str:
@@ -83,13 +83,10 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print every field of one trial, one per line."""
-    from ._trials import TrialLogError
+    from onboard import TrialLogError
 
-    with _open(args.log) as log:
-        try:
-            r = log.get(args.trial_id)
-        except TrialLogError as exc:
-            raise CliError(str(exc)) from exc
+    with _open(args.log) as log, reported(TrialLogError):
+        r = log.get(args.trial_id)
     print(f"trial {r.trial_id}")
     for name, value in vars(r).items():
         if name in ("trial_id", "T_base_tcp", "features", "stage_s", "images"):
@@ -113,29 +110,22 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_outcome(args: argparse.Namespace) -> int:
     """Close a pending trial with the outcome the operator (or controller) confirmed."""
-    from ._trials import TrialLogError
+    from onboard import TrialLogError
 
-    with _open(args.log) as log:
-        try:
-            r = log.report_outcome(args.trial_id, args.success, note=args.note,
-                                   source=args.source)
-        except TrialLogError as exc:
-            raise CliError(str(exc)) from exc
+    with _open(args.log) as log, reported(TrialLogError):
+        r = log.report_outcome(args.trial_id, args.success, note=args.note, source=args.source)
     print(f"trial {r.trial_id}: {r.outcome} (by {r.outcome_source})")
     return 0
 
 
 def run_report(args: argparse.Namespace) -> int:
     """Write the validation report and print where it is."""
-    from ._report import write_report
-    from ._trials import TrialLogError
+    from onboard import TrialLogError, write_report
 
     if args.levels < 1:
         raise CliError(f"--levels must be >= 1, got {args.levels}")
     _open(args.log).close()  # a clear error for a missing or foreign log
-    try:
+    with reported(TrialLogError, OSError):
         page = write_report(args.log, args.out, n_levels=args.levels)
-    except (TrialLogError, OSError) as exc:
-        raise CliError(str(exc)) from exc
     print(f"wrote {page}")
     return 0

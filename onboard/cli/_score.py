@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cli import CliError
+from ._common import CliError, reported
 
 MIN_OBJECT_AREA_PX = 20  # smaller components are segmentation specks, not objects
 
@@ -85,15 +85,13 @@ def run(args: argparse.Namespace) -> int:
 
     from scoring import GripperProjection, prepare_silhouette, search_grasps
 
-    from ._overlay import draw_grasps
-    from ._sample import sample_silhouette
+    from .._overlay import draw_grasps
+    from .._sample import sample_silhouette
 
     if args.top < 1:
         raise CliError(f"--top must be >= 1, got {args.top}")
-    try:
+    with reported(ValueError):
         projection = GripperProjection(args.finger_width_px, args.open_width_px, args.n_lines)
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
     args.out.mkdir(parents=True, exist_ok=True)
     if args.image is None:
         sil = sample_silhouette() != 0

@@ -7,7 +7,7 @@ import os
 
 from drivers.gripper import SERIAL_MODELS as MODELS
 
-from .cli import CliError
+from ._common import CliError, reported
 
 ACTIONS = ("activate", "open", "grasp", "status", "emulate")
 
@@ -78,10 +78,8 @@ def _emulate(args: argparse.Namespace) -> int:
         print(f"{args.model} emulator on {port} (Ctrl-C to stop)", flush=True)
         print(f"try: graspline gripper --model {args.model} --port {port} activate", flush=True)
 
-    try:
+    with reported(ValueError, OSError):
         serve(args.model, args.port, on_ready=ready, **options)
-    except (ValueError, OSError) as exc:
-        raise CliError(str(exc)) from exc
     return 0
 
 
