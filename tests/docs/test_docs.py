@@ -207,6 +207,30 @@ def test_relative_links_point_at_files_of_the_repository():
     assert not bad, "links to nothing in the repository:\n" + "\n".join(bad)
 
 
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings (lower case, punctuation dropped, spaces to -)."""
+    anchors, in_fence = set(), False
+    for text in page.read_text(encoding="utf-8").splitlines():
+        if FENCE.match(text) or text.strip() == "```":
+            in_fence = not in_fence
+        elif not in_fence and (m := re.match(r"^#{1,6}\s+(.*)$", text)):
+            anchors.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return anchors
+
+
+def test_links_to_a_heading_name_one_that_exists():
+    bad = []
+    for where, target in LINKS:
+        if re.match(r"^[a-z]+:", target) or "#" not in target:
+            continue
+        file, anchor = target.split("#", 1)
+        page = REPO / where.split(":")[0]
+        path = (page.parent / file).resolve() if file else page
+        if path.suffix == ".md" and path.exists() and anchor not in _anchors(path):
+            bad.append(f"{where}: {target}")
+    assert not bad, "links to headings that do not exist:\n" + "\n".join(bad)
+
+
 def test_nothing_points_outside_the_repository():
     bad = [f"{p.relative_to(REPO)}:{n}" for p in PAGES
            for n, text in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
