@@ -2,24 +2,36 @@
 # python3 (>= 3.10, with venv) and make: each creates .venv and installs what it needs.
 PYTHON ?= python3
 VENV   ?= .venv
-# Extras the tests need (see pyproject.toml). torch-based parts install with the `learned` extra.
+# Extras the demo needs (see pyproject.toml): MuJoCo and friends for the simulated cell, and the
+# picking cell's own (the report's plots, the cell file). `make run` installs only these.
+RUN_EXTRAS ?= sim,onboard
+# Extras the tests need. torch-based parts install with the `learned` extra.
 # pyrealsense2 (realsense) needs the system library libusb-1.0 (Debian: libusb-1.0-0).
 TEST_EXTRAS ?= dev,gripper,realsense,sim,ray,learned,onboard,calib
 BIN := $(VENV)/bin
 
-.PHONY: install run test test-nojit bench clean
+.PHONY: install install-run run test test-nojit bench clean
 
-$(BIN)/.installed-$(TEST_EXTRAS): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[$(TEST_EXTRAS)]'
-	rm -f $(BIN)/.installed-* && touch $@
 
-install: $(BIN)/.installed-$(TEST_EXTRAS)
+# One stamp per set of extras, so that `make test` after `make run` adds only what is missing.
+$(BIN)/.installed-run-$(RUN_EXTRAS): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[$(RUN_EXTRAS)]'
+	rm -f $(BIN)/.installed-run-* && touch $@
+
+$(BIN)/.installed-test-$(TEST_EXTRAS): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[$(TEST_EXTRAS)]'
+	rm -f $(BIN)/.installed-test-* && touch $@
+
+install-run: $(BIN)/.installed-run-$(RUN_EXTRAS)
+
+install: $(BIN)/.installed-test-$(TEST_EXTRAS)
 
 # The main job with no hardware: the picking loop on the simulated cell (about 20 trials),
 # ending with the validation report under out/demo/.
-run: install
+run: install-run
 	$(BIN)/graspline demo --out out/demo
 
 # Runs a pytest command; its "collected no tests" (exit status 5) is named, since make itself
