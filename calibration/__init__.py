@@ -1,6 +1,6 @@
 """Calibration of a picking cell: the printable ChArUco board, camera intrinsics, hand-eye
 (eye-in-hand and eye-to-hand), the depth check, and the gripper's width and force maps; each
-result a versioned YAML file that the cell file points at (see README, "Calibration").
+result a versioned YAML file that the cell file points at (see docs/calibration.md).
 
 The loaders (load_intrinsics, load_hand_eye, load_depth_correction, load_gripper_map) are what
 the onboard loop calls; they need only numpy, OpenCV and PyYAML. Fitting the gripper map needs

@@ -122,8 +122,8 @@ def save_calibration(cal: Calibration, path: str | os.PathLike) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(f"# graspline calibration ({_document_kind(cal)}); see README, "
-                    f"'Calibration'\n{text}")
+            f.write(f"# graspline calibration ({_document_kind(cal)}); see docs/calibration.md "
+                    f"in graspline's repository\n{text}")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -144,7 +144,7 @@ class SimConfig(_Strict):
 
 
 class CellConfig(_Strict):
-    """A whole cell file (see README: "The cell file")."""
+    """A whole cell file (see docs/cell-file.md)."""
 
     version: int = CELL_FILE_VERSION
     name: str = "cell"
@@ -215,7 +215,7 @@ def _explain(message: str, raw: dict, source: str) -> str:
     field = re.search(r"unknown field `([^`]+)`", text)
     if field:
         full = f"{key}.{field.group(1)}" if key else field.group(1)
-        return f"{source}: unknown key {full!r} (a typo? see the README's cell file section)"
+        return f"{source}: unknown key {full!r} (a typo? see docs/cell-file.md)"
     if m and m.group(1):  # a mapping's key of the wrong type (YAML read `1:` as a number)
         bad = [k for k in _mapping_at(raw, key) if not isinstance(k, str)]
         name = f"{key}.{bad[0]}" if bad else key

@@ -1,6 +1,6 @@
 """``graspline calibrate``: the printable board, camera intrinsics, hand-eye, the depth check,
 the gripper maps, and a check of any calibration file. Each flow prints what to do, shows
-progress, and writes a versioned YAML result (see README, "Calibration")."""
+progress, and writes a versioned YAML result (see docs/calibration.md)."""
 from __future__ import annotations
 
 import argparse

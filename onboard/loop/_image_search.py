@@ -89,7 +89,7 @@ class ImageSearch:
         best, seen = None, []
         for k, insertion in enumerate(self.insertions()):
             if best is not None and best[0] >= DEEPER_SEARCH_BELOW:
-                break  # a top-level grasp already: a deeper one could gain little (README)
+                break  # a top-level grasp already: a deeper one could gain little (docs/figures.md)
             with clock.stage("silhouette"):
                 try:
                     sil = self.silhouette(frame, masks, i, insertion)
