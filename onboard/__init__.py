@@ -43,3 +43,9 @@ __all__ = [
     "pose_movement",
     "write_report",
 ]
+
+# the endpoint's protocol: its commands, its line limit, the plain-text GRASP line
+from ._messages import ENDPOINT_COMMANDS, grasp_text  # noqa: E402
+from ._server import MAX_LINE_BYTES  # noqa: E402
+
+__all__ += ["ENDPOINT_COMMANDS", "MAX_LINE_BYTES", "grasp_text"]
