@@ -61,7 +61,7 @@ test-nojit: install
 	@$(call pytest_run,NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q $(KERNEL_TESTS))
 
 bench: install
-	$(BIN)/python benchmarks/bench_scoring.py
+	$(BIN)/python -m benchmarks.bench_scoring
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis

@@ -7,7 +7,9 @@ simulated by projecting its corners through the true camera with 0.2 px noise an
 and ``calibration.calibrate_hand_eye`` (eye-to-hand) gives the camera pose back. Printed:
 the pose error and the best-policy success rate before and after, on the same tables.
 
-    .venv/bin/python benchmarks/bench_calibrated_cell.py --trials 40
+Run from the repository root:
+
+    .venv/bin/python -m benchmarks.bench_calibrated_cell --trials 40
 """
 from __future__ import annotations
 

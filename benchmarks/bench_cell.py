@@ -11,8 +11,10 @@ median and p99, with the render time of the same frames as the in-run reference;
 per minute. ``--soak N`` instead runs N best-policy trials and reports resident memory at
 the start and the end and the longest cycle.
 
-    .venv/bin/python benchmarks/bench_cell.py --trials 300 --best 60 [--ycb ../shared/data/ycb]
-    .venv/bin/python benchmarks/bench_cell.py --soak 1000 --image 320x240
+Run from the repository root:
+
+    .venv/bin/python -m benchmarks.bench_cell --trials 300 --best 60 [--ycb ../shared/data/ycb]
+    .venv/bin/python -m benchmarks.bench_cell --soak 1000 --image 320x240
 """
 from __future__ import annotations
 

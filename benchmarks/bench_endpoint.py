@@ -6,7 +6,8 @@ and validation, the hop to the service's worker thread and back, encoding. The b
 same run, is a plain asyncio echo server answering a line of the same length on the same
 loopback: the floor that Python sockets and the event loop set.
 
-Run: .venv/bin/python benchmarks/bench_endpoint.py [--n 2000] [--clients 4]
+Run from the repository root:
+    .venv/bin/python -m benchmarks.bench_endpoint [--n 2000] [--clients 4]
 """
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ measured figure is the software cost (driver + emulator + kernel); on hardware, 
 adds to it. Round trips: the median and p99 of every one timed (not a best-of); the polling
 rate is the count over the whole run.
 
-Run: .venv/bin/python benchmarks/bench_gripper.py [--n 300] [--seconds 2]
+Run from the repository root:
+    .venv/bin/python -m benchmarks.bench_gripper [--n 300] [--seconds 2]
 """
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ decisions of the current path are checked against the exact ones (a cold closing
 pose and ferrari_canny) on --exact sampled poses, and compared with the previous path's
 (whose closing steps differently, so its contacts differ within the stopping tolerance).
 
-Run: PYTHONPATH=. .venv/bin/python benchmarks/bench_pfc.py [--hands three_finger,underactuated]
+Run from the repository root:
+    .venv/bin/python -m benchmarks.bench_pfc [--hands three_finger,underactuated]
      [--poses N] [--grasps 1] [--exact 500] [--baseline ad0a00e] [--skip-baseline]
 """
 from __future__ import annotations

@@ -17,7 +17,8 @@ The machine this runs on is shared: it prints the load average before and after,
 figures are ratios within the run. Clusters are started and stopped by process id; nothing
 else on the machine is touched (no `ray stop`).
 
-Run: .venv/bin/python benchmarks/bench_ray_scale.py [--candidates 12] [--samples 10]
+Run from the repository root:
+    .venv/bin/python -m benchmarks.bench_ray_scale [--candidates 12] [--samples 10]
      [--objects box,cylinder,bottle] [--hand parallel] [--nodes 1,2,4]
 """
 from __future__ import annotations

@@ -19,7 +19,8 @@ Kim et al. ran 100,000 simulations in about four days (0.29 /s, their paper; cit
 footer, not measured here). The issue's floor is 14 /s for the three-finger hand on a
 decomposed mesh object on a 2-core machine, judged on the slowest of the scanned YCB objects.
 
-Run: .venv/bin/python benchmarks/bench_sim.py [--n 40] [--cache DIR] [--ycb DIR]
+Run from the repository root:
+    .venv/bin/python -m benchmarks.bench_sim [--n 40] [--cache DIR] [--ycb DIR]
 """
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ is no per-run distribution to take a median of; the same-run baselines are the w
 early discard and the exact ε at every pose. Kim's and Weisz & Allen's times are cited from
 their papers and marked so.
 
-Run: .venv/bin/python benchmarks/bench_uncertainty.py [--candidates 100] [--workers 2]
+Run from the repository root:
+    .venv/bin/python -m benchmarks.bench_uncertainty [--candidates 100] [--workers 2]
      [--closing python,native] [--threads 1] [--rounds 1] [--pfc-grasps 1] [--skip-kim]
      [--skip-pfc]
 """

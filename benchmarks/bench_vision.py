@@ -11,7 +11,8 @@ ground-truth mask on the noise-free frame, and SimCamera without its noise model
 median and p99 of every run (frames x repeats), not a best-of. Targets (not measured): the
 20 ms frame budget and a D435's 30 frames/s. Needs the `sim` extra.
 
-Run: python benchmarks/bench_vision.py [--scenes 8] [--repeats 10]
+Run from the repository root:
+    python -m benchmarks.bench_vision [--scenes 8] [--repeats 10]
 """
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ executed is scored again with the settings given, so every variant is judged on 
 grasps and the same outcomes. The first column, the settings the run had, checks the replay:
 its scores should match the logged ones (the depth is read back to within 0.5 mm).
 
-    .venv/bin/python benchmarks/replay_cell.py OUT/validate [OUT2/validate ...] \\
+Run from the repository root:
+
+    .venv/bin/python -m benchmarks.replay_cell OUT/validate [OUT2/validate ...] \\
         [--as-run join_touching=false] --variant join_touching=true --variant density_kg_m3=1000
 
 Each --variant is a list of scoring settings (the cell file's ``scoring`` keys, YAML values,
@@ -26,10 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_cell import auc, clustered_bootstrap, kind_of  # noqa: E402
+from benchmarks.bench_cell import auc, clustered_bootstrap, kind_of
 
 
 def parse_variant(text: str) -> dict[str, object]:

@@ -7,7 +7,8 @@ compared. Per (hand, object): mean |ΔA|, |ΔB|, |ΔC| over candidates of the pe
 the share of candidates whose nominal outcome (B > 0) and whose decision (mean B >= 0.5: the
 grasp holds in most samples) are equal, and the time of each path (same run, one process).
 
-Run: PYTHONPATH=. .venv/bin/python benchmarks/validate_native.py [--candidates 20] [--samples 20]
+Run from the repository root:
+    .venv/bin/python -m benchmarks.validate_native [--candidates 20] [--samples 20]
      [--hands parallel,three_finger,underactuated] [--objects box,cylinder,bottle,master_chef_can]
 """
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""graspline drivers (see DESIGN.md)."""
+"""graspline drivers (see docs/design.md)."""

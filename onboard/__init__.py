@@ -6,7 +6,8 @@ from ._cellfile import (CameraConfig, CellConfig, CellFileError, GripperConfig, 
 from ._devices import CellSetupError
 from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
 from ._report import roc_auc, wilson_interval, write_report
-from ._server import EndpointServer, serve
+from ._messages import ENDPOINT_COMMANDS, grasp_text
+from ._server import MAX_LINE_BYTES, EndpointServer, serve
 from ._service import GripReply, PickingService, TrialSummary
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
 from ._types import CellStatus, GraspChoice, NoGrasp
@@ -20,6 +21,9 @@ __all__ = [
     "config_hash",
     "sim_cell_file",
     "EndpointServer",
+    "ENDPOINT_COMMANDS",
+    "MAX_LINE_BYTES",
+    "grasp_text",
     "GripReply",
     "PickingService",
     "TrialSummary",

@@ -127,7 +127,8 @@ class RobotPoseRequest(_Request, tag="robot_pose"):
 
 Request = Union[StatusRequest, BestGraspRequest, MoveRequest, GripRequest, ReleaseRequest,
                 PickRequest, ReportOutcomeRequest, RobotPoseRequest]
-COMMANDS: tuple[str, ...] = tuple(
+# the endpoint's commands: the requests' ``cmd`` values
+ENDPOINT_COMMANDS: tuple[str, ...] = tuple(
     cls.__struct_config__.tag for cls in Request.__args__)  # type: ignore[attr-defined]
 
 
@@ -150,11 +151,12 @@ def decode_request(line: bytes) -> Request:
     rid = rid if isinstance(rid, (int, str)) and not isinstance(rid, bool) else None
     cmd = obj.get("cmd")
     if cmd is None:
-        raise BadRequest("missing field `cmd` (one of: " + ", ".join(COMMANDS) + ")", rid)
+        raise BadRequest("missing field `cmd` (one of: " + ", ".join(ENDPOINT_COMMANDS) + ")",
+                         rid)
     if not isinstance(cmd, str):
         raise BadRequest(f"`cmd` must be a string, got {_json_kind(cmd)}", rid)
-    if cmd not in COMMANDS:
-        raise BadRequest(f"unknown cmd {cmd!r} (one of: {', '.join(COMMANDS)})", rid,
+    if cmd not in ENDPOINT_COMMANDS:
+        raise BadRequest(f"unknown cmd {cmd!r} (one of: {', '.join(ENDPOINT_COMMANDS)})", rid,
                          code="unknown_cmd")
     try:
         return msgspec.convert(obj, Request)

@@ -4,7 +4,7 @@ Framing: one request per line, UTF-8, at most ``MAX_LINE_BYTES`` bytes before th
 line gets exactly one reply line, in order, per connection. A longer line is answered with an
 error as soon as it passes the limit and the rest of it (up to its newline) is dropped. The line
 ``GRASP`` (any case, surrounding whitespace or CR ignored) is the plain-text form: the reply is
-``(x,y,z,rx,ry,rz,width)`` or ``()`` when there is no grasp (see ``_messages.grasp_text``).
+``(x,y,z,rx,ry,rz,width)`` or ``()`` when there is no grasp (see ``grasp_text``).
 
 Concurrency: any number of clients. Calls into the service run one at a time on one worker
 thread, in arrival order (the service need not be thread-safe). ``status`` is answered at once:

@@ -3,10 +3,17 @@
 Only arithmetic lives here; validation, the parameter vector and the naming of outputs are in
 ``_measure``. Parameters, outputs and scratch rows are indexed by the named constants below
 (``prm[P_LEVER_PX]``, ``outf[F_SCORE, k]``); Numba folds them into the compiled code.
-The reading of the paper follows DESIGN.md; ``scoring.reference`` is the same reading in
+The reading of the paper follows docs/design.md; ``scoring.reference`` is the same reading in
 plain Python, and the tests hold the two to each other value for value.
 
-Where this departs from the paper and DESIGN.md (each made the score jump under one-pixel
+``_score_one`` reads as the paper's steps, each a helper inlined by Numba (measured as fast
+as one function): the collision scan (``_line_ends_on_object``, Tan III-C), the grasp points
+and primary contacts (``_end_distance``, eq. 4), ``_d_t`` (eq. 9), ``_forms_couple`` and
+``_r_r`` (eq. 10), ``_side_contacts`` with ``_normal_angle_at`` and ``_contact_angle``
+(contacts, normals and contact angles, eqs. 6-8 and 11), ``_s_a`` (eqs. 12-13), ``_s_f``
+(eqs. 14-15), ``_normalise`` / ``_normalise_s_f`` and ``_score`` (eq. 16).
+
+Where this departs from the paper and docs/design.md (each made the score jump under one-pixel
 changes of the image; README "Our reading" gives the measurements):
 - grasp points sit on the outline between pixels (the blurred silhouette's 0.5 crossing
   after the paper's pixel search), not on pixel centres;
@@ -184,6 +191,175 @@ def _normalise_s_f(s_f, w, knee_frac, knee_score, zero_frac):
 
 
 @nb.njit(cache=True, inline="always")
+def _line_centre(x, y, c, s, dw_i):
+    """Point of grasp line i at Δr = 0, (column, row) px (eqs. 1-2)."""
+    return x - dw_i * s, y + dw_i * c
+
+
+@nb.njit(cache=True, inline="always")
+def _object_dr(j, half_r, side):
+    """Δr (px) of search sample j from the end of side 0 (left, -r/2) or 1 (right, +r/2)."""
+    return -half_r + j if side == 0 else half_r - j
+
+
+@nb.njit(cache=True, inline="always")
+def _clear_outputs(outf, outb, k):
+    """Column k as for a candidate not evaluated: no indicator, score 0, features NaN."""
+    outb[B_COLLISION, k] = False
+    outb[B_MISSING, k] = False
+    outf[F_SCORE, k] = 0.0
+    for q in (F_D_T, F_R_R, F_S_A, F_S_F):
+        outf[q, k] = np.nan
+    for q in (F_SCORE_D_T, F_SCORE_R_R, F_SCORE_S_A, F_SCORE_S_F):
+        outf[q, k] = 0.0
+    for q in (F_LEFT_COL, F_LEFT_ROW, F_RIGHT_COL, F_RIGHT_ROW, F_WIDTH_PX):
+        outf[q, k] = np.nan
+
+
+@nb.njit(cache=True, inline="always")
+def _line_ends_on_object(sil, lx, ly, c, s, half_r):
+    """Whether an end (Δr = ±r/2) of the grasp line through (lx, ly) lies on the object
+    (Tan III-C collision, eqs. 1-3)."""
+    return (_pixel(sil, lx - half_r * c, ly - half_r * s) != 0
+            or _pixel(sil, lx + half_r * c, ly + half_r * s) != 0)
+
+
+@nb.njit(cache=True, inline="always")
+def _d_t(d_l, d_r, i_l, i_r, r):
+    """D_t = |Δr of the left primary + Δr of the right primary| / r, a ratio (eq. 9)."""
+    return abs(d_l[i_l] + d_r[i_r]) / r
+
+
+@nb.njit(cache=True, inline="always")
+def _forms_couple(d_l, d_r, dw, i_l, i_r, balance):
+    """Whether the primaries make a couple: the grasp points within ``balance`` px of each
+    primary span Δw ranges that do not overlap (eq. 10's "different lines", made robust to
+    sub-pixel ties: overlapping ranges join the two contact regions by one line of action)."""
+    lo_l, hi_l, lo_r, hi_r = np.inf, -np.inf, np.inf, -np.inf
+    for i in range(dw.shape[0]):
+        if d_l[i] - d_l[i_l] <= balance:  # NaN compares False
+            lo_l = min(lo_l, dw[i])
+            hi_l = max(hi_l, dw[i])
+        if d_r[i_r] - d_r[i] <= balance:
+            lo_r = min(lo_r, dw[i])
+            hi_r = max(hi_r, dw[i])
+    return hi_l < lo_r or hi_r < lo_l
+
+
+@nb.njit(cache=True, inline="always")
+def _r_r(d_l, d_r, dw, i_l, i_r, lever, no_pivot):
+    """R_r (rad) of a couple: the smallest angle through which a grasp point reaches its
+    finger plate as each side pivots about its primary contact (eq. 10); no_pivot if none does.
+
+    The couple's sign decides which grasp points swing towards the plate. Points with a lever
+    of at least ``lever`` px decide when there are any: close to the pivot, outline
+    quantisation swamps the angle. The smallest angle atan(dx / lever) is tracked as the
+    smallest ratio, compared by cross-multiplying, so that only the winner pays for an atan2.
+    """
+    sigma = 1.0 if dw[i_r] > dw[i_l] else -1.0
+    far_dx, far_arm, near_dx, near_arm = -1.0, 1.0, -1.0, 1.0  # dx < 0: none yet
+    for i in range(dw.shape[0]):
+        for side in range(2):
+            d = d_l if side == 0 else d_r
+            i_p = i_l if side == 0 else i_r
+            if i == i_p or d[i] != d[i]:
+                continue
+            dy = dw[i] - dw[i_p]
+            if (sigma * dy > 0.0) != (side == 0):
+                continue  # this point swings away from the plate
+            dx = abs(d[i] - d[i_p])
+            arm = abs(dy)
+            if arm >= lever:
+                if far_dx < 0.0 or dx * far_arm < far_dx * arm:
+                    far_dx, far_arm = dx, arm
+            elif near_dx < 0.0 or dx * near_arm < near_dx * arm:
+                near_dx, near_arm = dx, arm
+    if far_dx >= 0.0:
+        return min(math.atan2(far_dx, far_arm), no_pivot)
+    if near_dx >= 0.0:
+        return min(math.atan2(near_dx, near_arm), no_pivot)
+    return no_pivot
+
+
+@nb.njit(cache=True, inline="always")
+def _normal_angle_at(nang, x, y, c, s, dw_i, dr):
+    """Outward normal angle (rad, image axes; NaN if none) at the object pixel at (Δw, Δr),
+    read from the precomputed field of the weighted circular window (eqs. 6-8)."""
+    lx, ly = _line_centre(x, y, c, s, dw_i)
+    # an object pixel, so inside the image: non-negative, truncation is floor
+    col = np.uint64(lx + dr * c + 0.5)
+    row = np.uint64(ly + dr * s + 0.5)
+    return nang[row, col]
+
+
+@nb.njit(cache=True, inline="always")
+def _side_contacts(nang, x, y, c, s, theta_w, dw, d, j, d_p, half_r, tol, side):
+    """One side's contacts, the primary and the grasp points within ``tol`` px of it:
+    (count, sum of contact angles β in rad (eq. 11), smallest and largest Δw in px (eq. 14)).
+
+    side 0 = left (its finger pushes along +x_G), 1 = right; d, j : that side's grasp
+    distances and samples; d_p : its primary's Δr. The normal is read at the object pixel
+    the search stopped on.
+    """
+    push = 1.0 if side == 0 else -1.0
+    n_c = 0
+    beta_sum = 0.0
+    w_min = np.inf
+    w_max = -np.inf
+    for i in range(dw.shape[0]):
+        di = d[i]
+        if di != di or push * (di - d_p) > tol:
+            continue
+        dj = _object_dr(j[i], half_r, side)
+        beta = _contact_angle(_normal_angle_at(nang, x, y, c, s, dw[i], dj), theta_w, side)
+        n_c += 1
+        beta_sum += beta
+        w_min = min(w_min, dw[i])
+        w_max = max(w_max, dw[i])
+    return n_c, beta_sum, w_min, w_max
+
+
+@nb.njit(cache=True, inline="always")
+def _s_a(beta_sum_l, n_l, beta_sum_r, n_r):
+    """S_a (rad): the mean over the two sides of each side's net lean |mean β| (eqs. 12-13).
+
+    The paper's mean angle when all of a side's β share a sign (SI = 0, eq. 12), and instead
+    of a hard 0 for mixed signs the part that does not cancel, so that pixel-normal scatter
+    (about 3.4 deg) around a flat face cannot switch it.
+    """
+    return 0.5 * (abs(beta_sum_l) / n_l + abs(beta_sum_r) / n_r)
+
+
+@nb.njit(cache=True, inline="always")
+def _s_f(w_min_l, w_max_l, w_min_r, w_max_r):
+    """S_f (px): the mean of the two sides' absolute contact-span centres |Δw| (eqs. 14-15)."""
+    return 0.5 * abs(0.5 * (w_min_l + w_max_l)) + 0.5 * abs(0.5 * (w_min_r + w_max_r))
+
+
+@nb.njit(cache=True, inline="always")
+def _score(sc_dt, sc_rr, sc_sa, sc_sf, k_weight):
+    """S = k * worst feature score + (1 - k) * mean of the other three (eq. 16)."""
+    lo = min(min(sc_dt, sc_rr), min(sc_sa, sc_sf))
+    rest = (sc_dt + sc_rr + sc_sa + sc_sf - lo) / 3.0
+    return k_weight * lo + (1.0 - k_weight) * rest
+
+
+@nb.njit(cache=True, inline="always")
+def _write_primary_pixels(outf, k, x, y, c, s, dw, d_l, d_r, j_l, j_r, i_l, i_r, half_r):
+    """The primaries' object pixels (where the search stopped on their lines) and the
+    distance between their outlines (px) into column k."""
+    lx, ly = _line_centre(x, y, c, s, dw[i_l])
+    dj = _object_dr(j_l[i_l], half_r, 0)
+    outf[F_LEFT_COL, k] = math.floor(lx + dj * c + 0.5)
+    outf[F_LEFT_ROW, k] = math.floor(ly + dj * s + 0.5)
+    lx, ly = _line_centre(x, y, c, s, dw[i_r])
+    dj = _object_dr(j_r[i_r], half_r, 1)
+    outf[F_RIGHT_COL, k] = math.floor(lx + dj * c + 0.5)
+    outf[F_RIGHT_ROW, k] = math.floor(ly + dj * s + 0.5)
+    outf[F_WIDTH_PX, k] = d_r[i_r] - d_l[i_l]
+
+
+@nb.njit(cache=True, inline="always")
 def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf, outb, k):
     """Evaluate one candidate; write its outputs into column k of ``outf`` and ``outb``.
 
@@ -195,41 +371,28 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
     d_r = scratch[S_DIST_RIGHT]
     j_l = scratch[S_J_LEFT]
     j_r = scratch[S_J_RIGHT]
-    tol = prm[P_SECONDARY_TOL_PX]
-    no_pivot = prm[P_NO_PIVOT_RAD]
-    lever = prm[P_LEVER_PX]
-    balance = prm[P_BALANCE_TOL_PX]
-    n = dw.shape[0]
     c = math.cos(theta)
     s = math.sin(theta)
     theta_w = theta - 2.0 * math.pi * math.floor((theta + math.pi) / (2.0 * math.pi))
     half_r = 0.5 * r
     n_samples = int(math.floor(r)) + 1
-    outb[B_COLLISION, k] = False
-    outb[B_MISSING, k] = False
-    outf[F_SCORE, k] = 0.0
-    for q in (F_D_T, F_R_R, F_S_A, F_S_F):
-        outf[q, k] = np.nan
-    for q in (F_SCORE_D_T, F_SCORE_R_R, F_SCORE_S_A, F_SCORE_S_F):
-        outf[q, k] = 0.0
-    for q in (F_LEFT_COL, F_LEFT_ROW, F_RIGHT_COL, F_RIGHT_ROW, F_WIDTH_PX):
-        outf[q, k] = np.nan
-
-    # Collision: an end point of any grasp line on the object (Tan III-C).
-    for i in range(n):
-        lx = x - dw[i] * s      # eqs. 1-2 at Δr = 0
-        ly = y + dw[i] * c
-        if (_pixel(sil, lx - half_r * c, ly - half_r * s) != 0
-                or _pixel(sil, lx + half_r * c, ly + half_r * s) != 0):
+    _clear_outputs(outf, outb, k)
+    # Collision (Tan III-C): an end of any grasp line on the object.
+    for i in range(dw.shape[0]):
+        lx, ly = _line_centre(x, y, c, s, dw[i])
+        if _line_ends_on_object(sil, lx, ly, c, s, half_r):
             outb[B_COLLISION, k] = True
             return
 
-    # Grasp points: outermost object pixel per line and side (GRPV, eq. 4).
+    # Grasp points (GRPV, eq. 4): per line, the outline seen from each end; the primary
+    # contacts are the left one of smallest Δr and the right one of largest (ties: lowest
+    # line). This loop and the collision loop stay here, not in helpers: a helper holding
+    # either loop, or the pair of searches of one line, measured 1 to 45% slower (the mix of
+    # bench_scoring, one thread, paired runs); Numba's inlining leaves those ones costlier.
     i_l = -1
     i_r = -1
-    for i in range(n):
-        lx = x - dw[i] * s
-        ly = y + dw[i] * c
+    for i in range(dw.shape[0]):
+        lx, ly = _line_centre(x, y, c, s, dw[i])
         jl, el = _end_distance(sil, blur, lx, ly, -c, -s, half_r, n_samples, step)
         jr, er = -1, -1.0
         if jl >= 0:  # a line the left search crossed without a hit has no grasp points
@@ -246,94 +409,25 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
         outb[B_MISSING, k] = True
         return
 
-    # D_t (eq. 9).
-    d_t = abs(d_l[i_l] + d_r[i_r]) / r
-
-    # R_r (eq. 10): each side pivots about its primary contact; the couple's sign decides
-    # which grasp points swing towards the plate. Points with a lever of at least ``lever``
-    # px decide when there are any: close to the pivot, outline quantisation swamps the angle.
-    # No couple forms when the grasp points within ``balance`` px of each primary span
-    # overlapping ranges of Δw: one line of action then joins the two contact regions
-    # (the paper's "same grasp line", made robust to sub-pixel ties).
-    lo_l, hi_l, lo_r, hi_r = np.inf, -np.inf, np.inf, -np.inf
-    for i in range(n):
-        if d_l[i] - d_l[i_l] <= balance:  # NaN compares False
-            lo_l = min(lo_l, dw[i])
-            hi_l = max(hi_l, dw[i])
-        if d_r[i_r] - d_r[i] <= balance:
-            lo_r = min(lo_r, dw[i])
-            hi_r = max(hi_r, dw[i])
-    couple = hi_l < lo_r or hi_r < lo_l
-    # The smallest angle atan(dx / lever) is tracked as the smallest ratio, compared by
-    # cross-multiplying, so that only the winner pays for an atan2.
-    r_r = 0.0
-    if couple:
-        sigma = 1.0 if dw[i_r] > dw[i_l] else -1.0
-        far_dx, far_arm, near_dx, near_arm = -1.0, 1.0, -1.0, 1.0  # dx < 0: none yet
-        for i in range(n):
-            for side in range(2):
-                d = d_l if side == 0 else d_r
-                i_p = i_l if side == 0 else i_r
-                if i == i_p or d[i] != d[i]:
-                    continue
-                dy = dw[i] - dw[i_p]
-                if (sigma * dy > 0.0) != (side == 0):
-                    continue  # this point swings away from the plate
-                dx = abs(d[i] - d[i_p])
-                arm = abs(dy)
-                if arm >= lever:
-                    if far_dx < 0.0 or dx * far_arm < far_dx * arm:
-                        far_dx, far_arm = dx, arm
-                elif near_dx < 0.0 or dx * near_arm < near_dx * arm:
-                    near_dx, near_arm = dx, arm
-        if far_dx >= 0.0:
-            r_r = min(math.atan2(far_dx, far_arm), no_pivot)
-        elif near_dx >= 0.0:
-            r_r = min(math.atan2(near_dx, near_arm), no_pivot)
-        else:
-            r_r = no_pivot
-
-    # Contacts (primary + secondary), their angles (eqs. 11-13) and force zones (eq. 14).
-    s_a_sum = 0.0
-    s_f = 0.0
-    for side in range(2):
-        push = 1.0 if side == 0 else -1.0
-        d = d_l if side == 0 else d_r
-        d_p = d_l[i_l] if side == 0 else d_r[i_r]
-        n_c = 0
-        beta_sum = 0.0
-        w_min = np.inf
-        w_max = -np.inf
-        for i in range(n):
-            di = d[i]
-            if di != di or push * (di - d_p) > tol:
-                continue
-            # the normal is read at the object pixel the search stopped on
-            dj = -half_r + j_l[i] if side == 0 else half_r - j_r[i]
-            # an object pixel, so inside the image: non-negative, truncation is floor
-            col = np.uint64(x - dw[i] * s + dj * c + 0.5)
-            row = np.uint64(y + dw[i] * c + dj * s + 0.5)
-            beta = _contact_angle(nang[row, col], theta_w, side)
-            n_c += 1
-            beta_sum += beta
-            w_min = min(w_min, dw[i])
-            w_max = max(w_max, dw[i])
-        # The side's net lean |mean β|: the paper's mean angle when all β share a sign (SI = 0,
-        # eq. 12), and instead of a hard 0 for mixed signs the part that does not cancel, so
-        # that pixel-normal scatter (about 3.4 deg) around a flat face cannot switch it.
-        s_a_sum += abs(beta_sum) / n_c
-        s_f += 0.5 * abs(0.5 * (w_min + w_max))  # eqs. 14-15, absolute offsets
-    s_a = 0.5 * s_a_sum  # eq. 13
+    # The four features (eqs. 9-15), their scores and the score (eq. 16).
+    d_t = _d_t(d_l, d_r, i_l, i_r, r)
+    r_r = 0.0  # the primaries on one line of action: no rotation
+    if _forms_couple(d_l, d_r, dw, i_l, i_r, prm[P_BALANCE_TOL_PX]):
+        r_r = _r_r(d_l, d_r, dw, i_l, i_r, prm[P_LEVER_PX], prm[P_NO_PIVOT_RAD])
+    tol = prm[P_SECONDARY_TOL_PX]
+    n_l, beta_l, w_min_l, w_max_l = _side_contacts(nang, x, y, c, s, theta_w, dw, d_l, j_l,
+                                                   d_l[i_l], half_r, tol, 0)
+    n_r, beta_r, w_min_r, w_max_r = _side_contacts(nang, x, y, c, s, theta_w, dw, d_r, j_r,
+                                                   d_r[i_r], half_r, tol, 1)
+    s_a = _s_a(beta_l, n_l, beta_r, n_r)
+    s_f = _s_f(w_min_l, w_max_l, w_min_r, w_max_r)
 
     sc_dt = _normalise(d_t, prm[P_D_T_THRESHOLD])
     sc_rr = _normalise(r_r, prm[P_R_R_THRESHOLD])
     sc_sa = _normalise(s_a, prm[P_S_A_THRESHOLD])
     sc_sf = _normalise_s_f(s_f, w, prm[P_S_F_KNEE_FRACTION], prm[P_S_F_KNEE_SCORE],
                            prm[P_S_F_ZERO_FRACTION])
-    lo = min(min(sc_dt, sc_rr), min(sc_sa, sc_sf))
-    rest = (sc_dt + sc_rr + sc_sa + sc_sf - lo) / 3.0
-    k_weight = prm[P_K]
-    outf[F_SCORE, k] = k_weight * lo + (1.0 - k_weight) * rest  # eq. 16
+    outf[F_SCORE, k] = _score(sc_dt, sc_rr, sc_sa, sc_sf, prm[P_K])
     outf[F_D_T, k] = d_t
     outf[F_R_R, k] = r_r
     outf[F_S_A, k] = s_a
@@ -342,14 +436,7 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
     outf[F_SCORE_R_R, k] = sc_rr
     outf[F_SCORE_S_A, k] = sc_sa
     outf[F_SCORE_S_F, k] = sc_sf
-    # the primaries' object pixels: where the search stopped on their lines
-    dj = -half_r + j_l[i_l]
-    outf[F_LEFT_COL, k] = math.floor(x - dw[i_l] * s + dj * c + 0.5)
-    outf[F_LEFT_ROW, k] = math.floor(y + dw[i_l] * c + dj * s + 0.5)
-    dj = half_r - j_r[i_r]
-    outf[F_RIGHT_COL, k] = math.floor(x - dw[i_r] * s + dj * c + 0.5)
-    outf[F_RIGHT_ROW, k] = math.floor(y + dw[i_r] * c + dj * s + 0.5)
-    outf[F_WIDTH_PX, k] = d_r[i_r] - d_l[i_l]
+    _write_primary_pixels(outf, k, x, y, c, s, dw, d_l, d_r, j_l, j_r, i_l, i_r, half_r)
 
 
 @nb.njit(cache=True, parallel=True)

@@ -1,6 +1,6 @@
 """Plain-Python reference of the image-space measure, for tests only.
 
-The same reading of Tan et al. as the Numba kernel (see DESIGN.md), written for clarity
+The same reading of Tan et al. as the Numba kernel (see docs/design.md), written for clarity
 rather than speed: one candidate at a time, the contact normals computed from their 7 x 7
 window directly instead of from a precomputed field. Tests hold the kernel to it.
 """

@@ -6,6 +6,7 @@ imported on first use: ``import vision`` does not load torch.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from ._base import Segmenter
@@ -18,6 +19,9 @@ from ._types import ObjectMask, Silhouette, SupportPlane
 
 # Learned backends resolve on first access (PEP 562), so naming them imports torch then.
 _LAZY = {"MaskRCNNSegmenter": "maskrcnn", "Detectron2Segmenter": "detectron2"}
+# Functions of a learned backend, resolved the same way (a missing library is BackendUnavailable):
+# name -> backend whose module holds it.
+_LAZY_FUNCTIONS = {"build_maskrcnn": "maskrcnn"}
 
 __all__ = [
     "BACKENDS",
@@ -34,6 +38,7 @@ __all__ = [
     "VisionError",
     "WeightsError",
     "WeightsNotFound",
+    "build_maskrcnn",
     "evaluate_frame",
     "fit_support_plane",
     "make_segmenter",
@@ -48,8 +53,11 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return segmenter_class(_LAZY[name])
+    if name in _LAZY_FUNCTIONS:
+        module = segmenter_class(_LAZY_FUNCTIONS[name]).__module__
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'vision' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_FUNCTIONS))

@@ -29,24 +29,6 @@ END_GRACE_S = 1.0
 REAL_TIME_GRACE_S = 0.5  # plus two frame intervals, in real-time playback
 
 
-def choose_serial(wanted: str | None, attached: Sequence[tuple[str, str]]) -> str:
-    """The serial to open, given the wanted one (None: the only camera) and the attached
-    (serial, name) pairs; CameraDisconnected when it is not attached, CameraError when
-    several are and none was named."""
-    listing = ", ".join(f"{serial} ({name})" for serial, name in attached)
-    if not attached:
-        raise CameraDisconnected("no RealSense camera is attached (check the USB 3 cable and "
-                                 "that rs-enumerate-devices lists it)")
-    if wanted is None:
-        if len(attached) > 1:
-            raise CameraError(f"{len(attached)} RealSense cameras are attached: {listing}; "
-                              f"pass serial= to choose one")
-        return attached[0][0]
-    if wanted not in [serial for serial, _ in attached]:
-        raise CameraDisconnected(f"RealSense camera {wanted} is not attached; attached: {listing}")
-    return wanted
-
-
 class RealSenseCamera(Camera):
     """A RealSense camera, live or played back from a recording, delivering RGBDFrames.
 
@@ -132,7 +114,7 @@ class RealSenseCamera(Camera):
             profile = self._start_playback()
         else:
             self._context = rs.context()
-            self._serial = choose_serial(serial, self._attached())
+            self._serial = self.choose_serial(serial, self._attached())
             self._pipeline = rs.pipeline(self._context)
             self._config = self._live_config(width, height, fps)
             profile = self._start_live()
@@ -173,6 +155,25 @@ class RealSenseCamera(Camera):
         return f"RealSenseCamera({self._serial!r})"
 
     # -- opening -----------------------------------------------------------------------------
+
+    @staticmethod
+    def choose_serial(wanted: str | None, attached: Sequence[tuple[str, str]]) -> str:
+        """The serial to open, given the wanted one (None: the only camera) and the attached
+        (serial, name) pairs; CameraDisconnected when it is not attached, CameraError when
+        several are and none was named."""
+        listing = ", ".join(f"{serial} ({name})" for serial, name in attached)
+        if not attached:
+            raise CameraDisconnected("no RealSense camera is attached (check the USB 3 cable and "
+                                     "that rs-enumerate-devices lists it)")
+        if wanted is None:
+            if len(attached) > 1:
+                raise CameraError(f"{len(attached)} RealSense cameras are attached: {listing}; "
+                                  f"pass serial= to choose one")
+            return attached[0][0]
+        if wanted not in [serial for serial, _ in attached]:
+            raise CameraDisconnected(f"RealSense camera {wanted} is not attached; attached: "
+                                     f"{listing}")
+        return wanted
 
     def _attached(self) -> list[tuple[str, str]]:
         """(serial, name) of every RealSense device attached now."""

@@ -2,7 +2,11 @@
 on serial ports, and a kinematic simulated gripper.
 
 pyserial and pymodbus are imported only when a serial gripper or an emulator is opened.
+``modbus`` is the Modbus RTU framing the Robotiq drivers use (CRC, requests, reply scanning),
+public for drivers of other Modbus devices.
 """
+from . import modbus
+from ._barrett import decode_barrett_error
 from ._base import Gripper
 from ._errors import (GripperDisconnected, GripperError, GripperFault, GripperProtocolError,
                       GripperTimeout)
@@ -28,6 +32,8 @@ __all__ = [
     "Range",
     "SPECS",
     "SimGripper",
+    "decode_barrett_error",
     "gripper_class",
+    "modbus",
     "open_gripper",
 ]

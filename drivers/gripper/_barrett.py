@@ -37,7 +37,7 @@ ERRORS = {
 }
 
 
-def decode_error(code: int) -> str:
+def decode_barrett_error(code: int) -> str:
     """Meaning of an ``ERR n`` bit mask, bits joined with '; '."""
     parts = [text for bit, text in ERRORS.items() if code & bit]
     rest = code & ~sum(ERRORS)
@@ -111,7 +111,7 @@ class BarrettHand(SerialGripper):
                 code = int(text.split()[1])
             except (IndexError, ValueError):
                 code = 0
-            raise GripperFault(code, f"{line!r}: {decode_error(code)}", port=self._port)
+            raise GripperFault(code, f"{line!r}: {decode_barrett_error(code)}", port=self._port)
         return text
 
     def _motion_progress(self, motion_s: float):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from . import _modbus
+from . import modbus
 from ._base import SerialGripper
 from ._errors import GripperFault, GripperProtocolError, GripperTimeout
 from ._types import GripperSpec
@@ -82,12 +82,12 @@ class RobotiqGripper(SerialGripper):
         """One Modbus transaction with retries; Modbus exception replies raise."""
 
         def parse(buf: bytearray) -> tuple[bytes | None, int, bool]:
-            s = _modbus.scan_reply(buf, request)
+            s = modbus.scan_reply(buf, request)
             return s.frame, s.end, s.corrupt
 
         frame = self._exchange(request, parse, what=what, verify=verify)
-        if frame is not None and (code := _modbus.exception_code(frame)) is not None:
-            meaning = _modbus.EXCEPTION_MEANINGS.get(code, "unknown")
+        if frame is not None and (code := modbus.exception_code(frame)) is not None:
+            meaning = modbus.EXCEPTION_MEANINGS.get(code, "unknown")
             raise GripperProtocolError(
                 f"device answered {what} with Modbus exception 0x{code:02X} ({meaning})",
                 port=self._port)
@@ -95,10 +95,10 @@ class RobotiqGripper(SerialGripper):
 
     def _read_raw(self) -> bytes:
         """The status registers as the device's bytes (byte 0 = gripper status)."""
-        req = _modbus.read_request(self._slave, STATUS_ADDRESS, self._status_registers)
+        req = modbus.read_request(self._slave, STATUS_ADDRESS, self._status_registers)
         frame = self._modbus(req, what="status read")
         assert frame is not None
-        return _modbus.unpack_registers(_modbus.registers_of(frame))
+        return modbus.unpack_registers(modbus.registers_of(frame))
 
     def _write_raw(self, data: bytes, *, what: str, applied: Callable[[bytes], bool]) -> None:
         """Write the request registers; if a reply is lost, read the status before re-sending.
@@ -106,7 +106,7 @@ class RobotiqGripper(SerialGripper):
         applied(status bytes) tells whether the write is visible in the status (echo bits and
         the position request echo), i.e. already executed; then it is not sent again.
         """
-        req = _modbus.write_request(self._slave, REQUEST_ADDRESS, _modbus.pack_bytes(data))
+        req = modbus.write_request(self._slave, REQUEST_ADDRESS, modbus.pack_bytes(data))
         self._modbus(req, what=what, verify=lambda: applied(self._read_raw()))
 
     def _wait_raw(self, done: Callable[[bytes], bool], timeout_s: float, what: str,

@@ -13,9 +13,9 @@ import pytest
 
 from drivers.camera import (CameraDisconnected, CameraError, CameraTimeout, EndOfRecording,
                             RealSenseCamera, record_frames)
-from drivers.camera._realsense import choose_serial
 from tests.drivers.camera_frames import (tabletop_depth, tabletop_frame, tabletop_frames,
                                          tabletop_intrinsics)
+from tests.drivers.rs_recordings import write_recording
 
 # librealsense is not safe in two processes at once (an xdist worker crashed when two test
 # files played recordings side by side): `make test` runs these files in a process of their own
@@ -89,15 +89,14 @@ def test_intrinsics_come_back_at_float32_precision(rs, tmp_path):
 
 def test_unregistered_depth_is_aligned_to_colour(rs, tmp_path):
     # A camera's depth sensor has its own intrinsics: here half the colour resolution. The
-    # public writer takes registered frames only, so this uses the writer underneath it.
-    from drivers.camera._recording import _write_recording
-
+    # public writer takes registered frames only, so the test writes the file with
+    # pyrealsense2's software device itself.
     color_intr, depth_intr = tabletop_intrinsics(160, 120), tabletop_intrinsics(80, 60)
     table_units = np.rint(tabletop_depth(depth_intr, np.zeros((60, 80))) / 0.001)
     color = tabletop_frame(0, color_intr).color
     path = tmp_path / "unregistered.db3"
-    _write_recording(path, [(color, table_units.astype(np.uint16))] * 2, color_intr, depth_intr,
-                     fps=30, depth_units_m=0.001, pace=False)
+    write_recording(rs, path, [(color, table_units.astype(np.uint16))] * 2,
+                    color_intr=color_intr, depth_intr=depth_intr)
 
     with RealSenseCamera(recording=path) as cam:
         frames = list(cam)
@@ -255,11 +254,11 @@ def test_wrong_serial_lists_the_attached_cameras():
     attached = [("111", "Intel RealSense D435"), ("222", "Intel RealSense D405")]
     with pytest.raises(CameraDisconnected, match=r"camera 333 is not attached; attached: "
                                                  r"111 \(Intel RealSense D435\), 222"):
-        choose_serial("333", attached)
+        RealSenseCamera.choose_serial("333", attached)
     with pytest.raises(CameraError, match="2 RealSense cameras are attached: .*pass serial="):
-        choose_serial(None, attached)
-    assert choose_serial("222", attached) == "222"
-    assert choose_serial(None, attached[:1]) == "111"
+        RealSenseCamera.choose_serial(None, attached)
+    assert RealSenseCamera.choose_serial("222", attached) == "222"
+    assert RealSenseCamera.choose_serial(None, attached[:1]) == "111"
 
 
 # -- imports and the command line ----------------------------------------------------------------

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from drivers.camera import CameraError, Intrinsics, RealSenseCamera
-from drivers.camera._rs import intrinsics_to_rs
 from tests.drivers.camera_frames import tabletop_frames, tabletop_intrinsics
+from tests.drivers.rs_recordings import IDENTITY, write_recording
 
 # librealsense is not safe in two processes at once (an xdist worker crashed when two test
 # files played recordings side by side): `make test` runs these files in a process of their own
@@ -20,7 +20,6 @@ pytestmark = pytest.mark.realsense
 
 
 INTR = tabletop_intrinsics()  # 160 x 120, fx 140 px
-IDENTITY = np.eye(4)
 
 
 @pytest.fixture
@@ -34,51 +33,10 @@ def write(rs, path: Path, frames, *, color_intr: Intrinsics | None = INTR,
     """A two-sensor software_device recording of frames (depth stored as z16 in stored_units_m);
     None leaves that piece out of the file: a stream's intrinsics, the extrinsics, the depth
     sensor's depth_units option (and the frames' units)."""
-    device = rs.software_device()
-    device.register_info(rs.camera_info.name, "metadata test camera")
-    depth_sensor, color_sensor = device.add_sensor("Stereo Module"), device.add_sensor("RGB Camera")
-
-    def stream(kind, uid, fmt, bpp, intr):
-        vs = rs.video_stream()
-        vs.type, vs.index, vs.uid = kind, 0, uid
-        vs.width, vs.height, vs.fps, vs.bpp, vs.fmt = INTR.width, INTR.height, 30, bpp, fmt
-        if intr is not None:
-            vs.intrinsics = intrinsics_to_rs(rs, intr)
-        return vs
-
-    depth_profile = depth_sensor.add_video_stream(
-        stream(rs.stream.depth, 0, rs.format.z16, 2, depth_intr), True)
-    color_profile = color_sensor.add_video_stream(
-        stream(rs.stream.color, 1, rs.format.rgb8, 3, color_intr), True)
-    if depth_units_m is not None:
-        depth_sensor.add_read_only_option(rs.option.depth_units, depth_units_m)
-    if T_color_depth is not None:
-        e = rs.extrinsics()
-        e.rotation = T_color_depth[:3, :3].ravel(order="F").tolist()
-        e.translation = T_color_depth[:3, 3].tolist()
-        depth_profile.register_extrinsics_to(color_profile, e)
-    recorder = rs.recorder(str(path), device)
-    sensors = ((depth_sensor, depth_profile), (color_sensor, color_profile))
-    for sensor, profile in sensors:
-        sensor.open(profile)
-        sensor.start(lambda frame: None)
-    for k, f in enumerate(frames):
-        z16 = np.rint(np.nan_to_num(f.depth_m) / stored_units_m).astype(np.uint16)
-        for sensor, profile, pixels, bpp in ((depth_sensor, depth_profile, z16, 2),
-                                             (color_sensor, color_profile, f.color, 3)):
-            sf = rs.software_video_frame()
-            sf.pixels, sf.stride, sf.bpp = np.ascontiguousarray(pixels), pixels.shape[1] * bpp, bpp
-            sf.timestamp, sf.frame_number = k * 1000.0 / 30, k
-            sf.domain = rs.timestamp_domain.hardware_clock
-            sf.profile = profile.as_video_stream_profile()
-            if bpp == 2 and depth_units_m is not None:
-                sf.depth_units = depth_units_m
-            sensor.on_video_frame(sf)
-    for sensor, _ in sensors:
-        sensor.stop()
-        sensor.close()
-    del recorder  # the file is complete once the recorder is gone
-    return path
+    pairs = [(f.color, np.rint(np.nan_to_num(f.depth_m) / stored_units_m).astype(np.uint16))
+             for f in frames]
+    return write_recording(rs, path, pairs, color_intr=color_intr, depth_intr=depth_intr,
+                           T_color_depth=T_color_depth, depth_units_m=depth_units_m)
 
 
 def open_error(path: Path, **options) -> CameraError:

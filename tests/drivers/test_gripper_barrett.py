@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from drivers.gripper import GripperFault, GripperProtocolError, open_gripper
-from drivers.gripper._barrett import decode_error
+from drivers.gripper import (GripperFault, GripperProtocolError, decode_barrett_error,
+                             open_gripper)
 
 FAST = {"timeout_s": 0.3, "retries": 2}
 # An object near the open width keeps travel (and test time) short at 0.1 m/s.
@@ -80,9 +80,9 @@ def test_unknown_command_is_err_32(hand):
         hand.command("XYZZY")
 
 
-def test_decode_error_lists_every_bit():
-    assert decode_error(4 | 32) == "motor not initialized (send HI first); unknown command"
-    assert "unknown error bits 0x8" in decode_error(8)
+def test_decode_barrett_error_lists_every_bit():
+    assert decode_barrett_error(4 | 32) == "motor not initialized (send HI first); unknown command"
+    assert "unknown error bits 0x8" in decode_barrett_error(8)
 
 
 def test_garbled_reply_raises_protocol_error(hand, emubh):

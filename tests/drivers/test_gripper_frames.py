@@ -6,9 +6,10 @@ import struct
 import pytest
 from hypothesis import given, strategies as st
 
-from drivers.gripper import LinearMap
-from drivers.gripper import _modbus as mb
-from drivers.gripper._specs import ROBOTIQ_2F85, ROBOTIQ_2F140, SPECS
+from drivers.gripper import SPECS, LinearMap
+from drivers.gripper import modbus as mb
+
+ROBOTIQ_2F85, ROBOTIQ_2F140 = SPECS["robotiq2f85"], SPECS["robotiq2f140"]
 
 regs = st.lists(st.integers(0, 0xFFFF), min_size=1, max_size=20)
 

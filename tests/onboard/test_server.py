@@ -5,6 +5,7 @@ opening and a trial list: it is the endpoint's protocol under test here, not the
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -22,12 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onboard
+from drivers.arm import MoveResult, MoveStatus
 from drivers.gripper import GripperFault
+from onboard import (ENDPOINT_COMMANDS, MAX_LINE_BYTES, CellStatus, EndpointServer, GraspChoice,
+                     GripReply, NoGrasp, PickingCell, PickingService, TrialSummary, grasp_text)
 from onboard.cli import DEFAULT_PORT
-from onboard._messages import COMMANDS, check_rigid, grasp_text
-from onboard._server import MAX_LINE_BYTES, EndpointServer
-from onboard._service import GripReply, PickingService, TrialSummary
-from onboard._types import CellStatus, GraspChoice, MoveResult, MoveStatus, NoGrasp
 
 TIMEOUT_S = 10.0
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -227,8 +227,80 @@ def assert_serving(server, client) -> None:
         other.close()
 
 
-def test_table_cell_implements_the_picking_service_protocol(cell):
-    assert isinstance(cell, PickingService)
+def protocol_methods(protocol: type) -> dict[str, inspect.Signature]:
+    """The signatures of a Protocol's own public methods, by name."""
+    return {name: inspect.signature(f) for name, f in vars(protocol).items()
+            if inspect.isfunction(f) and not name.startswith("_")}
+
+
+def signature_drift(declared: inspect.Signature, implemented: inspect.Signature) -> list[str]:
+    """How an implementation's parameters fail the declared ones: each declared parameter in
+    its place with the same name and kind, and its default where one is declared; any further
+    parameter of the implementation must have a default (calls made to the declaration still
+    bind). The implementation may give defaults the declaration does not."""
+    empty = inspect.Parameter.empty
+    given = list(implemented.parameters.values())
+    drift = []
+    for k, p in enumerate(declared.parameters.values()):
+        if k >= len(given):
+            drift.append(f"parameter {p.name!r} is missing")
+            continue
+        q = given[k]
+        if (q.name, q.kind) != (p.name, p.kind):
+            drift.append(f"parameter {k} is {q.name!r} ({q.kind.description}), declared "
+                         f"{p.name!r} ({p.kind.description})")
+        elif p.default is not empty and q.default != p.default:
+            drift.append(f"{p.name!r} defaults to {q.default!r}, declared {p.default!r}")
+    for q in given[len(declared.parameters):]:
+        if q.default is empty and q.kind not in (q.VAR_POSITIONAL, q.VAR_KEYWORD):
+            drift.append(f"extra parameter {q.name!r} has no default")
+    return drift
+
+
+# every class the endpoint serves: the product's cell and this file's table cell
+SERVICES = [PickingCell, TableCell]
+SERVICE_METHODS = sorted(protocol_methods(PickingService))
+
+
+def test_the_picking_service_protocol_declares_the_endpoints_methods():
+    # runtime_checkable's isinstance looks at method names only, never at signatures: the
+    # test below compares the signatures themselves
+    assert SERVICE_METHODS == sorted(["status", "best_grasp", "move", "grip", "release", "pick",
+                                      "report_outcome", "record_robot_pose", "close"])
+
+
+@pytest.mark.parametrize("method", SERVICE_METHODS)
+@pytest.mark.parametrize("service", SERVICES, ids=lambda c: c.__name__)
+def test_each_service_method_has_the_protocols_signature(service, method):
+    declared = protocol_methods(PickingService)[method]
+    assert callable(getattr(service, method, None)), f"{service.__name__} has no {method}"
+    implemented = inspect.signature(getattr(service, method))
+    drift = signature_drift(declared, implemented)
+    assert not drift, f"{service.__name__}.{method}: " + "; ".join(drift)
+
+
+def test_signature_drift_names_each_kind_of_change():
+    def declared(self, width_m: float | None, speed_mps: float | None = 0.1): ...
+    def renamed(self, width: float | None, speed_mps: float | None = 0.1): ...
+    def keyword_only(self, width_m, *, speed_mps=0.1): ...
+    def other_default(self, width_m, speed_mps=0.2): ...
+    def fewer(self, width_m): ...
+    def more(self, width_m, speed_mps=0.1, force_n=None, extra=None, *args, **kw): ...
+    def more_required(self, width_m, speed_mps=0.1, *, key): ...
+    def defaults_added(self, width_m=None, speed_mps=0.1): ...
+
+    d = inspect.signature(declared)
+    drift = {f.__name__: signature_drift(d, inspect.signature(f))
+             for f in (renamed, keyword_only, other_default, fewer, more, more_required,
+                       defaults_added)}
+    assert drift["renamed"] == ["parameter 1 is 'width' (positional or keyword), declared "
+                                "'width_m' (positional or keyword)"]
+    assert drift["keyword_only"] == ["parameter 2 is 'speed_mps' (keyword-only), declared "
+                                     "'speed_mps' (positional or keyword)"]
+    assert drift["other_default"] == ["'speed_mps' defaults to 0.2, declared 0.1"]
+    assert drift["fewer"] == ["parameter 'speed_mps' is missing"]
+    assert drift["more"] == drift["defaults_added"] == []
+    assert drift["more_required"] == ["extra parameter 'key' has no default"]
 
 
 def test_status_reports_the_cell_and_echoes_the_id(client):
@@ -714,21 +786,44 @@ def test_grasp_text_rotation_vector_at_zero_and_half_turns(axis, angle):
     np.testing.assert_allclose(rotation_from_vector(got[4:7]), R, atol=1e-5)
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.fixture(scope="module")
+def pose_server():
+    """An endpoint on a table cell of its own, for many robot_pose requests: (server, cell)."""
+    cell = TableCell()
+    with EndpointServer(cell) as srv:
+        yield srv, cell
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(q=unit_quaternions, t=st.lists(st.floats(-5, 5), min_size=3, max_size=3),
        noise=st.floats(-5e-6, 5e-6))
-def test_check_rigid_accepts_rotations_written_with_six_decimals(q, t, noise):
+def test_endpoint_takes_poses_written_with_six_decimals_unchanged(pose_server, q, t, noise):
+    srv, cell = pose_server
     T = np.round(pose(t, rotation_from_quaternion(q)), 6) + np.diag([noise, 0, 0, 0])
-    np.testing.assert_array_equal(check_rigid(T.tolist(), "T"), T)
+    c = Client(srv.address)
+    try:
+        r = c.ask({"cmd": "robot_pose", "id": 1, "T_base_tcp": T.tolist()})
+    finally:
+        c.close()
+    assert r["ok"] is True, r
+    np.testing.assert_array_equal(cell.poses[r["pose_index"]][0], T)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(q=unit_quaternions, scale=st.floats(1.001, 3) | st.floats(0.2, 0.999))
-def test_check_rigid_refuses_a_scaled_rotation_naming_the_field(q, scale):
+def test_endpoint_refuses_a_scaled_rotation_naming_the_field(pose_server, q, scale):
+    srv, cell = pose_server
     T = pose((0, 0, 0), rotation_from_quaternion(q) * scale)
-    with pytest.raises(ValueError, match=r"^T_goal must be a rigid transform \(.*\), got rotation "
-                                         r"error"):
-        check_rigid(T.tolist(), "T_goal")
+    n_poses = len(cell.poses)
+    c = Client(srv.address)
+    try:
+        r = c.ask({"cmd": "robot_pose", "id": 2, "T_base_tcp": T.tolist()})
+    finally:
+        c.close()
+    assert (r["ok"], r["error_type"]) == (False, "bad_request"), r
+    assert re.match(r"robot_pose: T_base_tcp must be a rigid transform \(.*\), got rotation error",
+                    r["error"]), r
+    assert len(cell.poses) == n_poses
 
 
 # --- the server's life -------------------------------------------------------------------------
@@ -819,7 +914,7 @@ field_values = json_values | st.just(np.eye(4).tolist()) | st.floats(-1, 2)
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests=st.lists(st.builds(lambda cmd, fields: {**fields, "cmd": cmd},
-                                   st.sampled_from(COMMANDS),
+                                   st.sampled_from(ENDPOINT_COMMANDS),
                                    st.dictionaries(field_names, field_values, max_size=4)),
                          min_size=1, max_size=6))
 def test_random_requests_each_get_one_well_formed_reply(request_fuzz_server, requests):
@@ -842,10 +937,10 @@ def test_random_requests_each_get_one_well_formed_reply(request_fuzz_server, req
         c.close()
 
 
-# --- the README's client ----------------------------------------------------------------------
+# --- the endpoint page's client (docs/endpoint.md) -----------------------------------------------
 
-def test_readme_client_picks_the_mug_and_reports_success(server, cell, capsys):
-    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+def test_the_documented_client_picks_the_mug_and_reports_success(server, cell, capsys):
+    readme = open(os.path.join(REPO, "docs", "endpoint.md"), encoding="utf-8").read()
     block = readme.split("<!-- endpoint-client", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     assert len([line for line in block.splitlines() if line.strip()]) == 15
     exec(block.replace("50600", str(server.address[1])), {})
@@ -854,8 +949,8 @@ def test_readme_client_picks_the_mug_and_reports_success(server, cell, capsys):
     np.testing.assert_array_equal(cell.T_base_tcp, pose((0.40, 0.10, 0.05)))
 
 
-def test_readme_error_example_is_what_the_server_answers(client):
-    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+def test_the_documented_error_example_is_what_the_server_answers(client):
+    readme = open(os.path.join(REPO, "docs", "endpoint.md"), encoding="utf-8").read()
     sent = re.search(r"^-> (.*)$", readme, re.M).group(1)
     answered = re.search(r"^<- (.*)$", readme, re.M).group(1)
     client.send(sent.encode())

@@ -4,7 +4,7 @@ import zlib
 import numpy as np
 import pytest
 
-from scoring import GripperProjection, MeasureParams, score_candidates
+from scoring import GripperProjection, MeasureParams, prepare_silhouette, score_candidates
 from scoring.reference import reference_score
 from scoring.shapes import ellipse, polygon, rectangle, ring, wedge
 
@@ -73,16 +73,17 @@ def test_kernel_equals_reference_with_non_default_parameters():
 
 
 @pytest.mark.parametrize("sigma_px", [0.4, 1.0, 2.5])
-def test_smoothed_silhouette_equals_scipys_separable_gaussian_with_zero_border(sigma_px):
+def test_prepared_blur_equals_scipys_separable_gaussian_with_zero_border(sigma_px):
     ndimage = pytest.importorskip("scipy.ndimage", reason="the reference blur is scipy's")
-    from scoring._blur import gaussian_taps, smoothed_silhouette
 
     sil = varied_shapes()["ring+bar"][:90, :120]   # touches the image border: zero padding
-    taps = gaussian_taps(sigma_px)
-    assert taps.size == 2 * max(1, int(np.ceil(3 * sigma_px))) + 1
-    assert taps.sum() == pytest.approx(1.0) and taps.argmax() == taps.size // 2
+    # the blur the outlines are placed with: normalised Gaussian taps of radius max(1, ceil(3σ))
+    radius = max(1, int(np.ceil(3 * sigma_px)))
+    taps = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma_px) ** 2)
+    taps /= taps.sum()
     ref = ndimage.correlate1d(sil.astype(np.float64), taps, axis=1, mode="constant", cval=0.0)
     ref = ndimage.correlate1d(ref, taps, axis=0, mode="constant", cval=0.0)
-    got = smoothed_silhouette(sil, sigma_px)
-    assert got.dtype == np.float64 and got.shape == sil.shape
-    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+    got = prepare_silhouette(sil, MeasureParams(outline_sigma_px=sigma_px)).blur
+    assert got.dtype == np.float32 and got.shape == sil.shape
+    # float32 storage: within half an ulp of values in [0, 1]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-7)

@@ -2,10 +2,18 @@
 import numpy as np
 import pytest
 
-from vision._camera import ray_axes
+# The segmenter's private Numba kernels, each against a plain-numpy reference: the kernels
+# themselves are what is tested, so this file imports the private module.
 from vision._kernels import depth_cuts, height_classes
 
 from .synth import INTR, random_scene, render, look_at
+
+
+def ray_axes(intr):
+    """The kernels' ray inputs: (W,) (u - cx) / fx and (H,) (v - cy) / fy, float32."""
+    rx = ((np.arange(intr.width, dtype=np.float64) - intr.cx) / intr.fx).astype(np.float32)
+    ry = ((np.arange(intr.height, dtype=np.float64) - intr.cy) / intr.fy).astype(np.float32)
+    return rx, ry
 
 
 def reference_heights(depth, rx, ry, normal, offset, grow_h, min_h, max_h, max_range):

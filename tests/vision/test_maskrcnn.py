@@ -7,9 +7,8 @@ torch = pytest.importorskip("torch", reason="the maskrcnn backend needs the `lea
 pytest.importorskip("torchvision", reason="the maskrcnn backend needs the `learned` extra")
 
 from drivers.camera import Intrinsics, RGBDFrame  # noqa: E402
-from vision import (BackendUnavailable, ObjectMask, WeightsError, WeightsNotFound,  # noqa: E402
-                    make_segmenter)
-from vision._maskrcnn import MaskRCNNSegmenter, build_maskrcnn  # noqa: E402
+from vision import (BackendUnavailable, MaskRCNNSegmenter, ObjectMask, WeightsError,  # noqa: E402
+                    WeightsNotFound, build_maskrcnn, make_segmenter)
 
 SMALL = dict(min_size=96, max_size=128, max_detections=8)  # keeps the CPU run short
 NAMES = ["background", "box", "can"]

@@ -13,7 +13,7 @@ import tty
 from collections import deque
 from typing import Any
 
-from .. import _modbus
+from .. import modbus
 from .._robotiq import REQUEST_ADDRESS, STATUS_ADDRESS
 from .._specs import ROBOTIQ_2F85, ROBOTIQ_2F140, ROBOTIQ_3F, robotiq3f_width_map
 from .._types import GripperSpec, LinearMap
@@ -303,16 +303,16 @@ def _context(device: RobotiqDevice) -> Any:
 
         def getValues(self, fc_as_hex: int, address: int, count: int = 1) -> list[int]:
             if address >= STATUS_ADDRESS:
-                regs = _modbus.pack_bytes(device.status_bytes())
+                regs = modbus.pack_bytes(device.status_bytes())
                 return regs[address - STATUS_ADDRESS:address - STATUS_ADDRESS + count]
             device.touch()
-            regs = _modbus.pack_bytes(bytes(device.request[:2 * n_req]))
+            regs = modbus.pack_bytes(bytes(device.request[:2 * n_req]))
             return regs[address - REQUEST_ADDRESS:address - REQUEST_ADDRESS + count]
 
         def setValues(self, fc_as_hex: int, address: int, values: list[int]) -> None:
             data = bytearray(device.request[:2 * n_req])
             off = 2 * (address - REQUEST_ADDRESS)
-            data[off:off + 2 * len(values)] = _modbus.unpack_registers(values)
+            data[off:off + 2 * len(values)] = modbus.unpack_registers(values)
             device.write_request(bytes(data))
 
     return RobotiqContext()
@@ -383,7 +383,7 @@ class RobotiqEmulator:
         self._from_driver += self.port.read()
         buf = self._from_driver
         while buf:
-            n = _modbus.request_length(buf)
+            n = modbus.request_length(buf)
             if n is None:
                 if len(buf) >= 2:       # not a request we know: pass it on unchanged
                     self._to_device(bytes(buf), None)
@@ -394,8 +394,8 @@ class RobotiqEmulator:
             frame = bytes(buf[:n])
             del buf[:n]
             self.requests.append(frame)
-            ours = frame[0] == self.slave and _modbus.crc_ok(frame)
-            fault = self.faults.take(frame[1] == _modbus.WRITE_MULTIPLE) if ours else None
+            ours = frame[0] == self.slave and modbus.crc_ok(frame)
+            fault = self.faults.take(frame[1] == modbus.WRITE_MULTIPLE) if ours else None
             if fault == "drop_request":
                 continue
             self._to_device(frame, fault if ours else "none")
@@ -415,7 +415,7 @@ class RobotiqEmulator:
             return
         buf = self._from_device
         while buf:
-            n = _modbus.reply_length(buf)
+            n = modbus.reply_length(buf)
             if n is None or len(buf) < n:
                 return
             frame = bytes(buf[:n])

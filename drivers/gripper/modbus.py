@@ -3,11 +3,36 @@
 We write the frames ourselves rather than drive pymodbus's client so that the driver owns every
 byte on the wire: retries must not re-send a write blindly (see ``_base.SerialGripper``), and
 pymodbus's client retries on its own. pymodbus is the peer in the emulator and in the tests.
+
+A public module (``drivers.gripper.modbus``) so that a driver for another Modbus RTU device can
+build on the same frames: bytes in, bytes out, no port and no pymodbus.
 """
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+
+__all__ = [
+    "EXCEPTION_MEANINGS",
+    "READ_HOLDING",
+    "READ_INPUT",
+    "WRITE_MULTIPLE",
+    "WRITE_SINGLE",
+    "Scan",
+    "crc16",
+    "crc_ok",
+    "exception_code",
+    "expected_reply_length",
+    "pack_bytes",
+    "read_request",
+    "registers_of",
+    "reply_length",
+    "request_length",
+    "scan_reply",
+    "unpack_registers",
+    "with_crc",
+    "write_request",
+]
 
 READ_HOLDING = 0x03
 READ_INPUT = 0x04
