@@ -1,6 +1,10 @@
 """Compare two grasp databases row by row: every table, every column except the ones that
 record when or how long (timestamps, durations, host and process ids, the command line).
 
+Rows are matched by content, not by row id: grasps by (object, hand, candidate), results by
+their grasp, objects by name, hands by name and version (the ids count in the order the build
+wrote its batches, which depends on when each arrived, even with one worker).
+
 A refactor that claims to change no behaviour builds the same small database before and after
 (`graspline db build ... --seed 0 --workers 1`) and runs this on the two files; it prints one
 line per table and, for a table that differs, its first differing rows, and exits 1 if any
@@ -44,18 +48,47 @@ def columns(db: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
 
 
+def natural_keys(db: sqlite3.Connection) -> dict[str, dict[int, str]]:
+    """Per referenced table, row id -> a key that names the row by its content: objects by
+    name, hands by name and version, grasps by object, hand and candidate index. Row ids count
+    in the order the build wrote its batches, which depends on when each batch arrived."""
+    objects = dict(db.execute("SELECT id, name FROM objects"))
+    hands = {i: f"{n}@{v}" for i, n, v in db.execute("SELECT id, name, version FROM hands")}
+    grasps = {i: f"{objects.get(o)}|{hands.get(h)}|{c}" for i, o, h, c in
+              db.execute("SELECT id, object_id, hand_id, candidate FROM grasps")}
+    return {"object_id": objects, "hand_id": hands, "grasp_id": grasps,
+            "objects": objects, "hands": hands, "grasps": grasps}
+
+
 def compared_rows(db: sqlite3.Connection, table: str, cols: list[str],
                   code_changed: bool = False) -> list[tuple]:
-    """The rows of table over cols, ordered by every column (a stable order for both files);
+    """The rows of table over cols, row ids and references to them replaced by natural keys
+    (natural_keys; a table's own id is dropped where nothing refers to it), sorted;
     code_changed : the targets' inputs without their "code" digest."""
+    keys = natural_keys(db)
     quoted = ", ".join(f'"{c}"' for c in cols)
-    rows = db.execute(f'SELECT {quoted} FROM "{table}" ORDER BY {quoted}').fetchall()
+    rows = db.execute(f'SELECT {quoted} FROM "{table}"').fetchall()
     if table == "meta":
         rows = [r for r in rows if r[0] not in IGNORED_META]
     if table == "targets" and code_changed and "inputs" in cols:
         i = cols.index("inputs")
         rows = [r[:i] + (_without_code(r[i]),) + r[i + 1:] for r in rows]
-    return rows
+    out = []
+    for r in rows:
+        row = []
+        for c, v in zip(cols, r):
+            if c == "id":
+                if table in keys:
+                    row.append(keys[table].get(v))
+                continue  # an id nothing refers to (targets, build_log): its order of writing
+            row.append(keys[c].get(v) if c in keys else v)
+        out.append(tuple(row))
+    return sorted(out, key=repr)
+
+
+def compared_columns(cols: list[str], table: str) -> list[str]:
+    """The names of compared_rows' fields: cols without a dropped id."""
+    return [c for c in cols if not (c == "id" and table not in ("objects", "hands", "grasps"))]
 
 
 def _without_code(inputs: str) -> str:
@@ -96,7 +129,8 @@ def compare(path_a: Path, path_b: Path, *, code_changed: bool = False, show: int
               f"{len(only_b)} only in B){note}")
         for side, rows in (("A", only_a), ("B", only_b)):
             for r in rows[:show]:
-                print(f"  {side}: " + ", ".join(f"{c}={_shown(v)}" for c, v in zip(cols, r)))
+                print(f"  {side}: " + ", ".join(f"{c}={_shown(v)}" for c, v in
+                                               zip(compared_columns(cols, table), r)))
     a.close()
     b.close()
     return same

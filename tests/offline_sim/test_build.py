@@ -16,9 +16,10 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from offline_sim import (BuildInputsChanged, BuildTarget, GraspDatabaseWriter,  # noqa: E402
-                         MAX_EVALUATORS, GraspRecord, MonteCarloSettings, TrialMeasures,
-                         build_database, evaluate_under_uncertainty, ferrari_canny)
+from offline_sim.database import (BuildInputsChanged, BuildTarget,  # noqa: E402
+                                  GraspDatabaseWriter, GraspRecord, MAX_EVALUATORS, build_database)
+from offline_sim.quality import (MonteCarloSettings, TrialMeasures,  # noqa: E402
+                                 evaluate_under_uncertainty, ferrari_canny)
 from scoring import GraspDatabase  # noqa: E402
 
 
@@ -319,7 +320,8 @@ def test_a_finished_result_is_written_on_a_timer_when_no_other_result_arrives(tm
 
 def test_hand_digest_follows_the_hand_parameters_and_mjcf(tmp_path):
     pytest.importorskip("mujoco")
-    from offline_sim import hand_digest, parallel_jaw
+    from offline_sim.database import hand_digest
+    from offline_sim.hands import parallel_jaw
 
     base = hand_digest(parallel_jaw())
     assert hand_digest(parallel_jaw()) == base
@@ -328,7 +330,7 @@ def test_hand_digest_follows_the_hand_parameters_and_mjcf(tmp_path):
     # and the same in another process (what a resumed build compares against)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {root!r}); "
-                          "from offline_sim import hand_digest, parallel_jaw; "
+                          "from offline_sim.database import hand_digest; from offline_sim.hands import parallel_jaw; "
                           "print(hand_digest(parallel_jaw()))"],
                          capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == base, out.stderr
@@ -469,9 +471,9 @@ def test_ctrl_c_inside_a_database_transaction_ends_the_build_at_the_next_batch_w
         tmp_path, monkeypatch):
     """A SIGINT that arrives between SQLite's BEGIN and COMMIT (the window that once left the
     connection mid-transaction and the build's status 'running') is honoured between batches."""
-    from offline_sim import _graspdb_writer
+    from offline_sim.database import _writer  # the writer's private transaction is what is patched
 
-    begin = _graspdb_writer._Transaction.__enter__
+    begin = _writer._Transaction.__enter__
     entered = []
 
     def begin_then_ctrl_c(self):
@@ -480,7 +482,7 @@ def test_ctrl_c_inside_a_database_transaction_ends_the_build_at_the_next_batch_w
         if len(entered) == 6:  # a few batches in: as if the user pressed Ctrl-C right now
             os.kill(os.getpid(), signal.SIGINT)
 
-    monkeypatch.setattr(_graspdb_writer._Transaction, "__enter__", begin_then_ctrl_c)
+    monkeypatch.setattr(_writer._Transaction, "__enter__", begin_then_ctrl_c)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from offline_sim import GraspDatabaseWriter, GraspRecord
+from offline_sim.database import GraspDatabaseWriter, GraspRecord
 from scoring import GraspDatabase, GraspDatabaseError
 
 
