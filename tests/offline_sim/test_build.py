@@ -142,7 +142,7 @@ def test_second_build_skips_finished_candidates(tmp_path):
 BUILD = """
 import sys
 sys.path.insert(0, {root!r})
-from offline_sim import build_database
+from offline_sim.database import build_database
 from tests.offline_sim.test_build import target
 build_database([target(n=60, delay_s=0.05)], sys.argv[1], workers=2, progress=False)
 print("finished", flush=True)
@@ -253,7 +253,7 @@ def test_schema_1_database_is_migrated_and_its_unrecorded_grasps_are_not_reused(
 SLOW = """
 import sys
 sys.path.insert(0, {root!r})
-from offline_sim import build_database
+from offline_sim.database import build_database
 from tests.offline_sim.test_build import target
 # candidate 0 returns at once, every other one takes a minute: no second result arrives soon
 build_database([target(n=6, delay_s=60.0, delay_from=1, mark_dir=sys.argv[2])], sys.argv[1],
@@ -330,7 +330,8 @@ def test_hand_digest_follows_the_hand_parameters_and_mjcf(tmp_path):
     # and the same in another process (what a resumed build compares against)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {root!r}); "
-                          "from offline_sim.database import hand_digest; from offline_sim.hands import parallel_jaw; "
+                          "from offline_sim.database import hand_digest; "
+                          "from offline_sim.hands import parallel_jaw; "
                           "print(hand_digest(parallel_jaw()))"],
                          capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == base, out.stderr
@@ -348,7 +349,7 @@ def targets_10x3(n=8, delay_s=0.0):
 MULTI = """
 import sys
 sys.path.insert(0, {root!r})
-from offline_sim import build_database
+from offline_sim.database import build_database
 from tests.offline_sim.test_build import targets_10x3
 mode = sys.argv[2]
 kw = dict(ray_address="local") if mode == "ray" else dict(workers=2)
