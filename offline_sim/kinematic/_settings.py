@@ -1,6 +1,7 @@
 """Settings of the kinematic closing: its tolerances, margins and limits (metres)."""
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 
@@ -35,7 +36,7 @@ class ClosingSettings:
             raise ValueError(f"ClosingSettings: need 0 < contact_tol_m < margin_m, got "
                              f"{self.contact_tol_m!r} and {self.margin_m!r}")
         if (isinstance(self.approach_margin_m, bool)
-                or not isinstance(self.approach_margin_m, (int, float))
+                or not isinstance(self.approach_margin_m, numbers.Real)
                 or not self.approach_margin_m >= self.margin_m):
             raise ValueError(f"ClosingSettings: approach_margin_m must be a number >= margin_m "
                              f"({self.margin_m!r}), got {self.approach_margin_m!r}")
