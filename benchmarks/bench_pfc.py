@@ -45,8 +45,13 @@ YCB = ROOT.parent / "shared" / "data" / "ycb"
 CHILD = r"""
 import json, os, sys, time
 import numpy as np
-from offline_sim import (HandSource, KinematicCloser, MonteCarloSettings, ObjectSource,
-                         SimEvaluatorFactory, pfc_grid)
+try:
+    from offline_sim.database import HandSource, ObjectSource, SimEvaluatorFactory
+    from offline_sim.kinematic import KinematicCloser
+    from offline_sim.quality import MonteCarloSettings, pfc_grid
+except ImportError:  # a baseline revision from before offline_sim's subpackages
+    from offline_sim import (HandSource, KinematicCloser, MonteCarloSettings, ObjectSource,
+                             SimEvaluatorFactory, pfc_grid)
 a = json.loads(sys.argv[1])
 src = (ObjectSource("master_chef_can", a["mesh"], cache_dir=a["cache"]) if a["mesh"]
        else ObjectSource("bottle"))
@@ -96,8 +101,9 @@ def baseline_tree(rev: str, into: Path) -> Path:
 
 def exact_decisions(hand: str, args: dict, k: int, centre: np.ndarray, sample: np.ndarray) -> np.ndarray:
     """Force closure at the sampled grid poses by a cold closing and ferrari_canny."""
-    from offline_sim import (HandSource, KinematicCloser, MonteCarloSettings, ObjectSource,
-                             SimEvaluatorFactory, ferrari_canny, grid_transforms, pfc_grid)
+    from offline_sim.database import HandSource, ObjectSource, SimEvaluatorFactory
+    from offline_sim.kinematic import KinematicCloser
+    from offline_sim.quality import MonteCarloSettings, ferrari_canny, grid_transforms, pfc_grid
 
     src = (ObjectSource("master_chef_can", args["mesh"], cache_dir=args["cache"]) if args["mesh"]
            else ObjectSource("bottle"))

@@ -154,7 +154,7 @@ def rows(path: Path) -> dict:
 
 def mesh_folder(names: list[str], folder: Path) -> Path:
     """The built-in objects as OBJ files (the CLI's --objects takes a folder or 'builtin')."""
-    from offline_sim import builtin_object
+    from offline_sim.objects import builtin_object
 
     folder.mkdir(parents=True, exist_ok=True)
     for name in names:

@@ -35,9 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from offline_sim import (GraspObject, ObjectSpec, SimSettings, build_grasp_world, builtin_object,
-                         load_object, parallel_jaw, place_hand, pregrasp_candidates,
-                         simulate_grasp, three_finger, underactuated)
+from offline_sim.database import pregrasp_candidates
+from offline_sim.dynamics import SimSettings, build_grasp_world, place_hand, simulate_grasp
+from offline_sim.hands import parallel_jaw, three_finger, underactuated
+from offline_sim.objects import GraspObject, ObjectSpec, builtin_object, load_object
 
 KIM_PER_S = 100_000 / (4 * 24 * 3600)  # cited from the paper, printed in the footer only
 FLOOR_THREE_FINGER_PER_S = 14.0

@@ -47,9 +47,10 @@ from pathlib import Path
 
 import numpy as np
 
-from offline_sim import (BuildTarget, HandSource, KinematicCloser, MonteCarloSettings,
-                         ObjectSource, SimEvaluatorFactory, build_database, grid_transforms,
-                         pfc_grid)
+from offline_sim.database import (BuildTarget, HandSource, ObjectSource, SimEvaluatorFactory,
+                                  build_database)
+from offline_sim.kinematic import KinematicCloser
+from offline_sim.quality import MonteCarloSettings, grid_transforms, pfc_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 YCB = ROOT.parent / "shared" / "data" / "ycb"

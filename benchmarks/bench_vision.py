@@ -2,7 +2,7 @@
 agreement with the true footprint, segmentation + silhouette time per 640 x 480 frame, and
 SimCamera frames per second.
 
-Scenes: offline_sim.figure_scene seeds 0..N-1 (3 + seed % 6 objects, 3-8; boxes, cylinders and
+Scenes: offline_sim.objects.figure_scene seeds 0..N-1 (3 + seed % 6 objects, 3-8; boxes, cylinders and
 the YCB meshes of ../shared/data/ycb when present), D400-like noise, seen straight down from
 0.70 m and obliquely from (0.45, 0.15, 0.55) m; judged by vision.evaluate_frame, the function
 the tests use. Baselines, measured in the same run on the same frames: the same segmenter on a
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from offline_sim import FIGURE_VIEWS, figure_scene, scene_footprint
+from offline_sim.objects import FIGURE_VIEWS, figure_scene, scene_footprint
 from vision import SupportPlane, TabletopSegmenter, evaluate_frame, mask_iou, silhouette
 
 BUDGET_MS = 20.0   # segmentation + silhouettes per 640 x 480 frame (issue, step 2)

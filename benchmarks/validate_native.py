@@ -21,7 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from offline_sim import BUILTIN_HANDS, HandSource, MonteCarloSettings, ObjectSource, SimEvaluatorFactory
+from offline_sim.database import HandSource, ObjectSource, SimEvaluatorFactory
+from offline_sim.hands import BUILTIN_HANDS
+from offline_sim.quality import MonteCarloSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 YCB = ROOT.parent / "shared" / "data" / "ycb"

@@ -7,8 +7,8 @@ from ._arm import SimArm
 from ._camera import SimCellCamera
 from ._cell import SimCell, SimCellSettings
 from ._gripper import SimJawGripper, jaw_spec
-from ._objects import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
-from ._world import CellWorld, build_cell_world
+from ._primitives import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
+from ._scene import CellWorld, build_cell_world
 
 __all__ = ["CellWorld", "PRIMITIVE_KINDS", "SimArm", "SimCell", "SimCellCamera",
            "SimCellSettings", "SimJawGripper", "YCB_MASS_KG", "build_cell_world", "jaw_spec",

@@ -14,7 +14,7 @@ import numpy as np
 from drivers.arm import ArmController, MoveResult, MoveStatus
 
 from geometry import invert, matrix_to_quat, quat_to_matrix, rotation_angle
-from ._world import CellWorld
+from ._scene import CellWorld
 
 CONTROL_PERIOD_S = 0.01  # the arm's commanded pose is updated at 100 Hz
 

@@ -19,13 +19,13 @@ import numpy as np
 
 from drivers.camera import DepthNoise, intrinsics_from_fov, look_at
 
-from .._hands import HandModel, load_mjcf_hand, parallel_jaw
-from .._objects import BUILTIN_OBJECTS, GraspObject, builtin_object, load_object
+from ..hands import HandModel, load_mjcf_hand, parallel_jaw
+from ..objects import BUILTIN_OBJECTS, GraspObject, builtin_object, load_object
 from ._arm import SimArm
 from ._camera import SimCellCamera
 from ._gripper import SimJawGripper
-from ._objects import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
-from ._world import CellWorld, build_cell_world, footprint_radius_m, random_stable_pose
+from ._primitives import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
+from ._scene import CellWorld, build_cell_world, footprint_radius_m, random_stable_pose
 
 GAP_M = 0.02
 PLACE_REGION_M = (0.22, 0.16)  # half extents of where objects are laid (in the camera's view)

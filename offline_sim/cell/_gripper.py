@@ -4,7 +4,7 @@ The jaw is a position servo with a force limit, as a Robotiq 2F-85 is commanded:
 width moves at the commanded speed, the pads stop where the object stops them, and each pad
 then squeezes with the commanded force. Status and timeouts run on the simulation's clock
 (the world steps while the driver polls), so a motion reports the time it took in the cell.
-Two jaws: the built-in parallel jaw (offline_sim.parallel_jaw: one slide servo, the pads'
+Two jaws: the built-in parallel jaw (offline_sim.hands.parallel_jaw: one slide servo, the pads'
 force half its force limit) and MuJoCo Menagerie's Robotiq 2F-85 (its linkage closed by
 equality constraints, control 0..255; pad force measured in that model at 8.2 N per unit
 of its tendon force limit plus 8.2 N from its springs, so its 5-unit limit gives about 49 N:

@@ -160,8 +160,10 @@ def _add_build_parser(actions: argparse._SubParsersAction) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     """Build (or resume) the database; one progress bar per object."""
-    from offline_sim import (BuildInputsChanged, BuildTarget, HandSource, MonteCarloSettings,
-                             SimEvaluatorFactory, build_database, hand_digest, object_sources)
+    from offline_sim.database import (BuildInputsChanged, BuildTarget, HandSource,
+                                      SimEvaluatorFactory, build_database, hand_digest,
+                                      object_sources)
+    from offline_sim.quality import MonteCarloSettings
 
     for name in ("candidates", "samples"):
         if getattr(args, name) < 1:

@@ -16,9 +16,10 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from offline_sim import (BuildInputsChanged, BuildTarget, GraspDatabaseWriter,  # noqa: E402
-                         MAX_EVALUATORS, GraspRecord, MonteCarloSettings, TrialMeasures,
-                         build_database, evaluate_under_uncertainty, ferrari_canny)
+from offline_sim.database import (BuildInputsChanged, BuildTarget,  # noqa: E402
+                                  GraspDatabaseWriter, GraspRecord, MAX_EVALUATORS, build_database)
+from offline_sim.quality import (MonteCarloSettings, TrialMeasures,  # noqa: E402
+                                 evaluate_under_uncertainty, ferrari_canny)
 from scoring import GraspDatabase  # noqa: E402
 
 
@@ -141,7 +142,7 @@ def test_second_build_skips_finished_candidates(tmp_path):
 BUILD = """
 import sys
 sys.path.insert(0, {root!r})
-from offline_sim import build_database
+from offline_sim.database import build_database
 from tests.offline_sim.test_build import target
 build_database([target(n=60, delay_s=0.05)], sys.argv[1], workers=2, progress=False)
 print("finished", flush=True)
@@ -252,7 +253,7 @@ def test_schema_1_database_is_migrated_and_its_unrecorded_grasps_are_not_reused(
 SLOW = """
 import sys
 sys.path.insert(0, {root!r})
-from offline_sim import build_database
+from offline_sim.database import build_database
 from tests.offline_sim.test_build import target
 # candidate 0 returns at once, every other one takes a minute: no second result arrives soon
 build_database([target(n=6, delay_s=60.0, delay_from=1, mark_dir=sys.argv[2])], sys.argv[1],
@@ -319,7 +320,8 @@ def test_a_finished_result_is_written_on_a_timer_when_no_other_result_arrives(tm
 
 def test_hand_digest_follows_the_hand_parameters_and_mjcf(tmp_path):
     pytest.importorskip("mujoco")
-    from offline_sim import hand_digest, parallel_jaw
+    from offline_sim.database import hand_digest
+    from offline_sim.hands import parallel_jaw
 
     base = hand_digest(parallel_jaw())
     assert hand_digest(parallel_jaw()) == base
@@ -328,7 +330,8 @@ def test_hand_digest_follows_the_hand_parameters_and_mjcf(tmp_path):
     # and the same in another process (what a resumed build compares against)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {root!r}); "
-                          "from offline_sim import hand_digest, parallel_jaw; "
+                          "from offline_sim.database import hand_digest; "
+                          "from offline_sim.hands import parallel_jaw; "
                           "print(hand_digest(parallel_jaw()))"],
                          capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == base, out.stderr
@@ -346,7 +349,7 @@ def targets_10x3(n=8, delay_s=0.0):
 MULTI = """
 import sys
 sys.path.insert(0, {root!r})
-from offline_sim import build_database
+from offline_sim.database import build_database
 from tests.offline_sim.test_build import targets_10x3
 mode = sys.argv[2]
 kw = dict(ray_address="local") if mode == "ray" else dict(workers=2)
@@ -469,9 +472,9 @@ def test_ctrl_c_inside_a_database_transaction_ends_the_build_at_the_next_batch_w
         tmp_path, monkeypatch):
     """A SIGINT that arrives between SQLite's BEGIN and COMMIT (the window that once left the
     connection mid-transaction and the build's status 'running') is honoured between batches."""
-    from offline_sim import _graspdb_writer
+    from offline_sim.database import _writer  # the writer's private transaction is what is patched
 
-    begin = _graspdb_writer._Transaction.__enter__
+    begin = _writer._Transaction.__enter__
     entered = []
 
     def begin_then_ctrl_c(self):
@@ -480,7 +483,7 @@ def test_ctrl_c_inside_a_database_transaction_ends_the_build_at_the_next_batch_w
         if len(entered) == 6:  # a few batches in: as if the user pressed Ctrl-C right now
             os.kill(os.getpid(), signal.SIGINT)
 
-    monkeypatch.setattr(_graspdb_writer._Transaction, "__enter__", begin_then_ctrl_c)
+    monkeypatch.setattr(_writer._Transaction, "__enter__", begin_then_ctrl_c)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):

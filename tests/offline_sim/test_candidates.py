@@ -7,9 +7,12 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
-from offline_sim import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL, ObjectSpec,  # noqa: E402
-                         build_grasp_world, parallel_jaw, place_hand, pregrasp_candidates,
-                         simulate_grasp, start_collisions, three_finger)
+from offline_sim.database import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL,  # noqa: E402
+                                  pregrasp_candidates)
+from offline_sim.dynamics import (build_grasp_world, place_hand, simulate_grasp,  # noqa: E402
+                                  start_collisions)
+from offline_sim.hands import parallel_jaw, three_finger  # noqa: E402
+from offline_sim.objects import ObjectSpec  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +123,8 @@ def test_a_preshape_that_collides_gives_way_to_one_that_fits():
 
 
 def test_a_hand_too_small_to_reach_around_stands_off_instead_of_giving_up():
-    from offline_sim import builtin_object, three_finger
+    from offline_sim.hands import three_finger
+    from offline_sim.objects import builtin_object
 
     bottle = builtin_object("bottle")  # three convex parts
     # a hand smaller than the BH8 (knuckles 5.5 cm out): the 7 cm bottle barely fits between
@@ -140,7 +144,7 @@ def test_many_candidates_come_when_asked_and_the_first_ones_do_not_depend_on_how
     """The sampled normals grow with n: the jaw on the cylinder, which one round of 32 normals
     gives 254 candidates, gives 1,000 distinct collision-free ones, the first 50 those asked
     alone."""
-    from offline_sim import builtin_object
+    from offline_sim.objects import builtin_object
 
     cyl = builtin_object("cylinder")
     world = build_grasp_world(cyl, parallel_jaw(), R_table_object=cyl.stable_poses[0][:3, :3])

@@ -6,9 +6,11 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from offline_sim import (HAND_PREFIX, GraspController, GraspProbe, LiftSchedule,  # noqa: E402
-                         SimSettings, attach_hand, frame_from_approach, hand_drives, hold_servos,
-                         invert, matrix_to_quat, parallel_jaw, pose, shake_direction)
+from geometry import frame_from_approach, invert, matrix_to_quat, pose  # noqa: E402
+from offline_sim.dynamics import (GraspController, GraspProbe, HAND_PREFIX,  # noqa: E402
+                                  LiftSchedule, SimSettings, attach_hand, hand_drives, hold_servos,
+                                  shake_direction)
+from offline_sim.hands import parallel_jaw  # noqa: E402
 
 PAD_HALF_M = 0.0175  # the TCP sits at the pad centre of the default jaw
 

@@ -12,10 +12,13 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from offline_sim import (HandSource, MonteCarloSettings, ObjectSource, SimEvaluatorFactory,  # noqa: E402
-                         TrialMeasures, build_grasp_world, evaluate_under_uncertainty,
-                         ferrari_canny, invert, parallel_jaw, place_hand, simulate_grasp,
-                         start_collisions)
+from geometry import invert  # noqa: E402
+from offline_sim.database import HandSource, ObjectSource, SimEvaluatorFactory  # noqa: E402
+from offline_sim.dynamics import (build_grasp_world, place_hand, simulate_grasp,  # noqa: E402
+                                  start_collisions)
+from offline_sim.hands import parallel_jaw  # noqa: E402
+from offline_sim.quality import (MonteCarloSettings, TrialMeasures,  # noqa: E402
+                                 evaluate_under_uncertainty, ferrari_canny)
 from onboard.cli import PFC_GRIDS, main  # noqa: E402
 from scoring import GraspDatabase  # noqa: E402
 from tests.offline_sim.test_grasp_sim import BOX, PAD_HALF_M, top_down  # noqa: E402
@@ -77,7 +80,7 @@ def build(*extra, out):
 
 
 def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, monkeypatch):
-    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box", "wedge"))
+    monkeypatch.setattr("offline_sim.database._evaluators.BUILTIN_OBJECTS", ("box", "wedge"))
     assert build("--candidates", "3", "--samples", "3", "--workers", "0", out=tmp_path / "a.db") == 0
     assert build("--candidates", "3", "--samples", "3", "--workers", "2", out=tmp_path / "b.db") == 0
     with GraspDatabase(tmp_path / "a.db") as a, GraspDatabase(tmp_path / "b.db") as b:
@@ -92,7 +95,7 @@ def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, m
 
 
 def test_db_build_with_pfc_stores_it_and_db_top_ranks_by_it(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box",))
+    monkeypatch.setattr("offline_sim.database._evaluators.BUILTIN_OBJECTS", ("box",))
     # a tiny grid keeps the test short; the CLI's choices are the coarse and full grids
     monkeypatch.setitem(PFC_GRIDS, "coarse", (0.01, np.radians(20.0)))
     out = tmp_path / "pfc.db"
@@ -130,7 +133,7 @@ def test_db_build_refuses_bad_arguments_in_one_line(tmp_path, capsys):
 BUILD = """
 import sys
 sys.path.insert(0, {root!r})
-import offline_sim._evaluate as e
+import offline_sim.database._evaluators as e
 e.BUILTIN_OBJECTS = ("box",)
 from onboard.cli import main
 sys.exit(main(["db", "build", "--objects", "builtin", "--hand", "parallel", "--candidates", "16",
@@ -224,7 +227,7 @@ def test_db_build_on_a_ray_cluster_started_by_the_test_matches_the_local_build(t
 
 def test_evaluators_with_a_candidates_cache_draw_once_and_get_the_same_candidates(tmp_path,
                                                                                   monkeypatch):
-    import offline_sim._candidates as candidates_module
+    import offline_sim.database._candidates as candidates_module  # counts the evaluators' draws
 
     draws = []
     real = candidates_module.pregrasp_candidates

@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 
 pytest.importorskip("mujoco")
 
-from offline_sim import (  # noqa: E402
-    ObjectSpec, SimSettings, build_grasp_world, parallel_jaw, place_hand, simulate_grasp,
-    start_collisions, three_finger, underactuated)
+from offline_sim.dynamics import (SimSettings, build_grasp_world, place_hand,  # noqa: E402
+                                  simulate_grasp, start_collisions)
+from offline_sim.hands import parallel_jaw, three_finger, underactuated  # noqa: E402
+from offline_sim.objects import ObjectSpec  # noqa: E402
 from geometry import frame_from_approach, pose  # noqa: E402
-from offline_sim import area_link as _area_link, trapezoid as _trapezoid  # noqa: E402
+from offline_sim.dynamics import area_link as _area_link, trapezoid as _trapezoid  # noqa: E402
 
 BOX = ObjectSpec("box", "box", (0.05, 0.05, 0.08))
 CYLINDER = ObjectSpec("cylinder", "cylinder", (0.03, 0.12))

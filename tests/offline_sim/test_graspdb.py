@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from offline_sim import GraspDatabaseWriter, GraspRecord
+from offline_sim.database import GraspDatabaseWriter, GraspRecord
 from scoring import GraspDatabase, GraspDatabaseError
 
 
@@ -91,7 +91,7 @@ def test_a_failed_batch_leaves_nothing_behind(tmp_path):
 WRITER = """
 import sys, time, numpy as np
 sys.path.insert(0, {root!r})
-from offline_sim import GraspDatabaseWriter
+from offline_sim.database import GraspDatabaseWriter
 from tests.offline_sim.test_graspdb import record
 db = GraspDatabaseWriter(sys.argv[1])
 box, hand = db.object_id("box"), db.hand_id("parallel", "1", {{}})

@@ -8,9 +8,10 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from offline_sim import (  # noqa: E402
-    Drive, ObjectSpec, build_grasp_world, load_mjcf_hand, parallel_jaw, simulate_grasp,
-    three_finger, underactuated)
+from offline_sim.dynamics import build_grasp_world, simulate_grasp  # noqa: E402
+from offline_sim.hands import (Drive, load_mjcf_hand, parallel_jaw, three_finger,  # noqa: E402
+                               underactuated)
+from offline_sim.objects import ObjectSpec  # noqa: E402
 from geometry import frame_from_approach, pose  # noqa: E402
 
 # A two-finger gripper as a user would bring it (Menagerie style: its own names, its own

@@ -8,9 +8,14 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from offline_sim import (ClosingSettings, KinematicCloser, ObjectSpec, build_grasp_world,  # noqa: E402
-                         frame_from_approach, grid_transforms, load_mjcf_hand, parallel_jaw,
-                         pfc_grid, pose, simulate_grasp, three_finger, underactuated)
+from geometry import frame_from_approach, pose  # noqa: E402
+from offline_sim.dynamics import build_grasp_world, simulate_grasp  # noqa: E402
+from offline_sim.hands import (load_mjcf_hand, parallel_jaw, three_finger,  # noqa: E402
+                               underactuated)
+from offline_sim.kinematic import ClosingSettings, KinematicCloser  # noqa: E402
+from offline_sim.objects import ObjectSpec  # noqa: E402
+from offline_sim.quality import grid_transforms, pfc_grid  # noqa: E402
+from tests.offline_sim import kinematic_reference as ref  # noqa: E402
 
 BOX = ObjectSpec("box", "box", (0.05, 0.05, 0.08))  # full sizes: a 5 x 5 x 8 cm box
 
@@ -152,6 +157,11 @@ def test_bad_closing_settings_are_named():
         ClosingSettings(contact_tol_m=0.05, margin_m=0.02)
     with pytest.raises(ValueError, match="withdraw_m"):
         ClosingSettings(withdraw_m=-1.0)
+    # None once chose another approach silently; now it is refused, naming the value
+    with pytest.raises(ValueError, match="approach_margin_m must be a number >= margin_m .*got None"):
+        ClosingSettings(approach_margin_m=None)
+    with pytest.raises(ValueError, match="approach_margin_m .*got 0.01"):
+        ClosingSettings(approach_margin_m=0.01)
 
 
 def test_pfc_shortcut_through_a_contact_subset_decides_like_the_exact_epsilon():
@@ -211,7 +221,7 @@ def test_user_mjcf_gripper_closes_kinematically_on_its_own_actuators(tmp_path):
 def _squeeze(shift_m: float = 0.0, same_side: bool = False):
     """Four point contacts of links 0-3 on a 5 cm cube: two on each x face at y = ±1 cm, or
     all four on the +x face (same_side: no force closure); shift_m moves them along z."""
-    from offline_sim import ClosedGrasp
+    from offline_sim.kinematic import ClosedGrasp
 
     x = np.array([0.025, 0.025, 0.025 if same_side else -0.025, 0.025 if same_side else -0.025])
     p = np.column_stack([x, [0.01, -0.01, 0.01, -0.01], np.full(4, shift_m)])
@@ -221,11 +231,11 @@ def _squeeze(shift_m: float = 0.0, same_side: bool = False):
 
 @pytest.mark.parametrize("shift_m", [0.0005, 0.002, 0.01])
 def test_force_closure_certificates_agree_with_the_exact_epsilon(jaw_world, shift_m):
-    from offline_sim import ferrari_canny
-    from offline_sim._kinematic import _FcMemo
+    from offline_sim.quality import ferrari_canny
+    from offline_sim.kinematic._force_closure import FcMemo  # the certificates' private cache
 
     closer = KinematicCloser(jaw_world)
-    memo = _FcMemo()
+    memo = FcMemo()
     sequence = [_squeeze(), _squeeze(shift_m), _squeeze(same_side=True),
                 _squeeze(shift_m, same_side=True), _squeeze(2 * shift_m), _squeeze()]
     for g in sequence:
@@ -249,7 +259,7 @@ def _lattice_stop_by_every_query(closer, T_object_hand, T_displace, preshape=Non
     n = int(np.ceil(total / h))
     import mujoco
 
-    approach = closer._set_start(T_object_hand, T_displace, preshape)
+    approach = closer.set_start(T_object_hand, T_displace, preshape)
     closer.model.geom_margin[closer.hand_geoms] = s.approach_margin_m
     flags = closer.model.opt.disableflags  # gaps from each pair's nearest points, as close does
     closer.model.opt.disableflags = flags | mujoco.mjtDisableBit.mjDSBL_MULTICCD
@@ -257,7 +267,7 @@ def _lattice_stop_by_every_query(closer, T_object_hand, T_displace, preshape=Non
         for j in range(n + 1):
             t = total if j == n else j * h
             closer.data.qpos[closer.carrier_qadr] = -(total - t) * approach
-            g_obj, g_tab = closer._split_gaps(s.approach_margin_m)
+            g_obj, g_tab = ref.split_gaps(closer, s.approach_margin_m)
             gap = min(g_obj.min(), g_tab.min())
             if j == 0 and gap < -tol:
                 return None
@@ -280,14 +290,14 @@ def test_approach_stops_where_querying_every_lattice_position_would(make):
     # a grasp 15 mm off centre (fingers sliding past the box's faces) and one 3 cm too deep
     # (the palm meets the box's top first), the box displaced over a grid
     closer = KinematicCloser(build_grasp_world(BOX, make()))
-    from offline_sim._kinematic import _ApproachMemo
+    from offline_sim.kinematic._approach import ApproachMemo  # the approach's private warm start
 
     grid = pfc_grid(xy_range_m=0.004, xy_step_m=0.002, theta_range_rad=math.radians(12.0),
                     theta_step_rad=math.radians(4.0))
     transforms = grid_transforms(grid, np.array([0.0, 0.0, 0.04]))
     stops = set()
     for T in (top_grasp(depth_m=0.0) @ pose(np.eye(3), (0.0, 0.015, 0.0)), top_grasp(depth_m=0.03)):
-        memo = _ApproachMemo(closer, np.array([0.0, 0.0, 0.04]))
+        memo = ApproachMemo(closer, np.array([0.0, 0.0, 0.04]))
         for Td in transforms[::3]:
             want = _lattice_stop_by_every_query(closer, T, Td)
             for warm in (None, memo):
@@ -302,14 +312,14 @@ def test_approach_stops_where_querying_every_lattice_position_would(make):
 
 @pytest.mark.parametrize("make", [three_finger, underactuated])
 def test_warm_started_closings_give_the_cold_contacts_bit_for_bit(make):
-    from offline_sim._kinematic import _ApproachMemo
+    from offline_sim.kinematic._approach import ApproachMemo  # the approach's private warm start
 
     closer = KinematicCloser(build_grasp_world(BOX, make()))
     T = top_grasp(depth_m=0.0) @ pose(np.eye(3), (0.0, 0.01, 0.0))
     grid = pfc_grid(xy_range_m=0.002, xy_step_m=0.001, theta_range_rad=math.radians(6.0),
                     theta_step_rad=math.radians(1.0))
     centre = np.array([0.0, 0.01, 0.04])
-    memo = _ApproachMemo(closer, centre)
+    memo = ApproachMemo(closer, centre)
     warm_steps = cold_steps = 0
     for Td in grid_transforms(grid, centre):
         warm = closer.close(T, Td, warm=memo)
@@ -326,7 +336,7 @@ def test_warm_started_closings_give_the_cold_contacts_bit_for_bit(make):
 def test_pfc_fast_path_decides_like_the_exact_epsilon_of_cold_closings_on_sampled_poses(make):
     # the whole fast path (warm approach, kernels, hull certificates) on the full-size grid's
     # spacing over its middle, against a cold closing and ferrari_canny at sampled poses
-    from offline_sim import ferrari_canny
+    from offline_sim.quality import ferrari_canny
 
     world = build_grasp_world(BOX, make())
     closer = KinematicCloser(world)
@@ -346,14 +356,15 @@ def test_pfc_fast_path_decides_like_the_exact_epsilon_of_cold_closings_on_sample
     assert fast.certified > 0  # some poses settled without a hull of their own
 
 
-def test_previous_closing_path_is_kept_and_stops_within_the_tolerance_of_the_fast_one():
-    # ClosingSettings(approach_margin_m=None) is the benchmark's baseline: its contacts sit
-    # on the same faces, within the stopping tolerance of the fast path's
+def test_stepped_reference_path_stops_within_the_tolerance_of_the_fast_one():
+    # the earlier stepped approach and NumPy closing (kinematic_reference.close_stepped): its
+    # contacts sit on the same faces, within the stopping tolerance of the fast path's
     world = build_grasp_world(BOX, three_finger())
     fast = KinematicCloser(world)
-    before = KinematicCloser(world, ClosingSettings(approach_margin_m=None))
+    before = KinematicCloser(world)
     for Td in grid_transforms(np.array([[0.0, 0.0, 0.0], [0.003, -0.002, 0.1]]), np.zeros(3)):
-        a, b = fast.close(top_grasp(depth_m=0.0), Td), before.close(top_grasp(depth_m=0.0), Td)
+        a = fast.close(top_grasp(depth_m=0.0), Td)
+        b = ref.close_stepped(before, top_grasp(depth_m=0.0), Td)
         assert set(a.links.tolist()) == set(b.links.tolist())
         for k in set(a.links.tolist()):
             np.testing.assert_allclose(a.positions[a.links == k].mean(axis=0),
@@ -362,8 +373,8 @@ def test_previous_closing_path_is_kept_and_stops_within_the_tolerance_of_the_fas
 
 
 def test_cone_wrenches_equal_contact_wrenches_bit_for_bit():
-    from offline_sim import contact_wrenches
-    from offline_sim._kinematic import _cone_wrenches
+    from offline_sim.quality import contact_wrenches
+    from offline_sim.kinematic._force_closure import cone_wrenches  # a private kernel vs its reference
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 5, 13):
@@ -371,25 +382,26 @@ def test_cone_wrenches_equal_contact_wrenches_bit_for_bit():
         nrm = rng.normal(size=(n, 3))
         nrm[: n // 2] = [[1.0, 1e-3, 0.0]]  # near the x axis: the other helper vector
         nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
-        np.testing.assert_array_equal(_cone_wrenches(p, nrm, 0.8, 0.05),
+        np.testing.assert_array_equal(cone_wrenches(p, nrm, 0.8, 0.05),
                                       contact_wrenches(p, nrm, mu=0.8, torque_scale_m=0.05))
 
 
 def test_object_motion_kernel_matches_its_reference_and_bounds_the_motion():
     from scipy.spatial.transform import Rotation
 
-    from offline_sim._closing_kernels import object_motion
-    from offline_sim._kinematic import _ApproachMemo
+    # a private Numba kernel against its reference (ApproachMemo.moved)
+    from offline_sim.kinematic._approach import ApproachMemo
+    from offline_sim.kinematic._closing_kernels import object_motion
 
     world = build_grasp_world(ObjectSpec("can", "cylinder", (0.05, 0.14)), three_finger())
     closer = KinematicCloser(world)
-    memo = _ApproachMemo(closer, np.array([0.01, 0.0, 0.05]))
+    memo = ApproachMemo(closer, np.array([0.01, 0.0, 0.05]))
     rng = np.random.default_rng(1)
     grid_T = grid_transforms(pfc_grid(xy_step_m=0.005, theta_step_rad=math.radians(10.0)), memo.c0)
     any_T = np.tile(np.eye(4), (20, 1, 1))
     any_T[:, :3, :3] = Rotation.random(20, random_state=2).as_matrix()
     any_T[:, :3, 3] = rng.normal(size=(20, 3)) * 0.01
-    from offline_sim._world import object_points
+    from offline_sim.objects import object_points
 
     pts = object_points(world.obj) @ world.T_world_object[:3, :3].T + world.T_world_object[:3, 3]
     for T_b in (grid_T, any_T):
@@ -404,22 +416,22 @@ def test_object_motion_kernel_matches_its_reference_and_bounds_the_motion():
 
 
 def test_closing_step_kernel_matches_the_numpy_step():
-    from offline_sim._closing_kernels import closing_step
+    from offline_sim.kinematic._closing_kernels import closing_step  # a private kernel vs its reference
 
     closer = KinematicCloser(build_grasp_world(BOX, three_finger()))
     closer.close(top_grasp(depth_m=0.0), pose(np.eye(3), (0.3, 0.0, 0.0)))  # in the air
     d, tol = closer.data, closer.settings.contact_tol_m
     closer.data.qpos[closer.qadr] = 0.2
-    gap = closer._gaps()
+    gap = ref.gaps(closer)
     rng = np.random.default_rng(0)
     for trial in range(20):
         g = gap * rng.uniform(0.1, 1.0, gap.shape)
         q = d.qpos[closer.qadr].copy()
         moving = rng.random(len(q)) < 0.8
-        # the reference: the NumPy lines of _close_joints_reference
+        # the reference: the NumPy lines of kinematic_reference.close_joints_numpy
         blocked = (closer.carries & (g < tol)[None, :]).any(axis=1)
         m_ref = moving & ~blocked & (q != closer.limit)
-        lever = closer._levers()
+        lever = ref.levers(closer)
         rate = (np.abs(closer.speeds)[:, None] * lever * (closer.carries & m_ref[:, None])).sum(axis=0)
         live = rate > 0
         q_k, m_k = q.copy(), moving.copy()

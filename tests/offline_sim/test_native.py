@@ -6,11 +6,12 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from offline_sim import (BUILTIN_HANDS, HandSource, MonteCarloSettings, NativeRunner,  # noqa: E402
-                         ObjectSource, SimEvaluatorFactory, SimSettings, TrialMeasures,
-                         build_grasp_world, builtin_hand, evaluate_batched,
-                         evaluate_under_uncertainty, motor_curves, native_end_measures,
-                         parallel_jaw, simulate_grasp, three_finger)
+from offline_sim.database import HandSource, ObjectSource, SimEvaluatorFactory  # noqa: E402
+from offline_sim.dynamics import (NativeRunner, SimSettings, build_grasp_world,  # noqa: E402
+                                  motor_curves, native_end_measures, simulate_grasp)
+from offline_sim.hands import BUILTIN_HANDS, builtin_hand, parallel_jaw, three_finger  # noqa: E402
+from offline_sim.quality import (MonteCarloSettings, TrialMeasures, evaluate_batched,  # noqa: E402
+                                 evaluate_under_uncertainty)
 from tests.offline_sim.test_grasp_sim import BOX, CYLINDER, PAD_HALF_M, top_down  # noqa: E402
 
 

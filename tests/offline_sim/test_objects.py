@@ -7,7 +7,8 @@ import pytest
 
 pytest.importorskip("trimesh")
 
-from offline_sim import BUILTIN_OBJECTS, builtin_object, load_object, object_mjcf  # noqa: E402
+from offline_sim.objects import (BUILTIN_OBJECTS, builtin_object, load_object,  # noqa: E402
+                                 object_mjcf)
 
 YCB = Path(__file__).resolve().parents[3] / "shared" / "data" / "ycb"
 

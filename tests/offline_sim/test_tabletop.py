@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from offline_sim import ObjectSpec, build_tabletop_scene, ycb_specs  # noqa: E402
+from offline_sim.objects import ObjectSpec, build_tabletop_scene, ycb_specs  # noqa: E402
 
 YCB = Path(__file__).resolve().parents[3] / "shared" / "data" / "ycb"
 

@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from offline_sim import (MonteCarloSettings, PoseErrorModel, TrialMeasures,  # noqa: E402
-                         evaluate_under_uncertainty, grid_transforms, pfc_grid,
-                         probability_of_force_closure, sample_pose_errors)
+from offline_sim.quality import (MonteCarloSettings, PoseErrorModel, TrialMeasures,  # noqa: E402
+                                 evaluate_under_uncertainty, grid_transforms, pfc_grid,
+                                 probability_of_force_closure, sample_pose_errors)
 
 
 def test_pose_errors_have_the_expected_half_normal_magnitudes():

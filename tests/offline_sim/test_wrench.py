@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("scipy")
 
-from offline_sim import contact_wrenches, ferrari_canny  # noqa: E402
+from offline_sim.quality import contact_wrenches, ferrari_canny  # noqa: E402
 
 
 @pytest.mark.parametrize("mu", [0.2, 0.5, 1.0])

@@ -8,8 +8,11 @@ import pytest
 pytest.importorskip("mujoco")
 pytest.importorskip("coacd")
 
-from offline_sim import (build_grasp_world, load_object, place_hand, pregrasp_candidates,  # noqa: E402
-                         simulate_grasp, start_collisions, three_finger, underactuated)
+from offline_sim.database import pregrasp_candidates  # noqa: E402
+from offline_sim.dynamics import (build_grasp_world, place_hand, simulate_grasp,  # noqa: E402
+                                  start_collisions)
+from offline_sim.hands import three_finger, underactuated  # noqa: E402
+from offline_sim.objects import load_object  # noqa: E402
 
 YCB = Path(__file__).resolve().parents[3] / "shared" / "data" / "ycb"
 MUSTARD = YCB / "mustard_bottle" / "visual.obj"

@@ -3,7 +3,7 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from offline_sim import build_database  # noqa: E402
+from offline_sim.database import build_database  # noqa: E402
 from onboard.cli import main  # noqa: E402
 from tests.offline_sim.test_build import interrupt_at, target  # noqa: E402
 
@@ -32,7 +32,7 @@ def cli_build(out, *extra, samples="2"):
 def test_db_build_resumed_with_other_settings_stops_in_one_line_or_restarts_on_request(
         tmp_path, monkeypatch, capsys):
     pytest.importorskip("mujoco")
-    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box",))
+    monkeypatch.setattr("offline_sim.database._evaluators.BUILTIN_OBJECTS", ("box",))
     out = tmp_path / "g.db"
     assert cli_build(out) == 0
     capsys.readouterr()
@@ -51,7 +51,7 @@ def test_db_build_resumed_with_other_settings_stops_in_one_line_or_restarts_on_r
 
 def test_db_build_resumed_with_the_other_closing_stops_naming_it(tmp_path, monkeypatch, capsys):
     pytest.importorskip("mujoco")
-    monkeypatch.setattr("offline_sim._evaluate.BUILTIN_OBJECTS", ("box",))
+    monkeypatch.setattr("offline_sim.database._evaluators.BUILTIN_OBJECTS", ("box",))
     out = tmp_path / "g.db"
     assert cli_build(out, "--closing", "native") == 0
     assert "2 grasps simulated now" in capsys.readouterr().out

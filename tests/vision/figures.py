@@ -1,7 +1,8 @@
 """The vision figures on SimCamera scenes, as tests/vision/test_figures.py calls them: the
-package's figure scenes (offline_sim.figure_scene) with this checkout's YCB folder, judged by
-vision.evaluate_frame against the footprint ray-cast from the MuJoCo geometry
-(offline_sim.scene_footprint). benchmarks/bench_vision.py uses the same package functions.
+package's figure scenes (offline_sim.objects.figure_scene) with this checkout's YCB folder,
+judged by vision.evaluate_frame against the footprint ray-cast from the MuJoCo geometry
+(offline_sim.objects.scene_footprint). benchmarks/bench_vision.py uses the same package
+functions.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from offline_sim import figure_scene, scene_footprint
+from offline_sim.objects import figure_scene, scene_footprint
 from vision import FrameFigures, evaluate_frame, mask_iou
 
 YCB_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ycb"
@@ -28,7 +29,7 @@ def scene_and_camera(seed: int, view: str, *, noise: bool = True, width: int = 6
 
 def true_footprint(scene, instance: int, sil) -> np.ndarray:
     """(H, W) bool: the silhouette plane's pixels whose approach line meets object
-    ``instance`` (offline_sim.scene_footprint on the silhouette's plane)."""
+    ``instance`` (offline_sim.objects.scene_footprint on the silhouette's plane)."""
     return scene_footprint(scene, instance, sil.T_base_plane, sil.shape, sil.metres_per_px)
 
 

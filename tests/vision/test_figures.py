@@ -80,7 +80,7 @@ CYLINDER = (0.03, 0.08)         # radius, height (m)
 @pytest.fixture(scope="module")
 def two_objects():
     from drivers.camera import intrinsics_from_fov, look_at
-    from offline_sim import ObjectSpec, build_tabletop_scene
+    from offline_sim.objects import ObjectSpec, build_tabletop_scene
 
     scene = build_tabletop_scene([ObjectSpec("box", "box", BOX, place=(0.0, 0.0, 0.3)),
                                   ObjectSpec("can", "cylinder", CYLINDER, place=(0.12, 0.05, 0.0))])

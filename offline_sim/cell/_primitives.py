@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._objects import GraspObject, _assemble
+from ..objects import GraspObject
+from ..objects._meshes import assemble_object
 
 # Catalogue masses of the YCB objects in ../shared/data/ycb (Calli et al. 2015), kg
 YCB_MASS_KG = {"banana": 0.066, "cracker_box": 0.411, "master_chef_can": 0.404,
@@ -43,4 +44,4 @@ def random_primitive(kind: str, rng: np.random.Generator, density: float) -> Gra
         parts = [box((u(0.04, 0.07), u(0.04, 0.08), u(0.05, 0.1)))]
     else:
         raise ValueError(f"primitive kind must be one of {', '.join(PRIMITIVE_KINDS)}, got {kind!r}")
-    return _assemble(kind, parts, density, None, n_poses=6)
+    return assemble_object(kind, parts, density, None, n_poses=6)

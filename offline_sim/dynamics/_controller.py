@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._hands import HandModel
+from ..hands import HandModel
 from ._sim_settings import SimSettings
 
 

@@ -5,8 +5,8 @@ the world's lifting carrier). Its TCP site has z along the approach and, for two
 along the closing direction. Closing actuators must be position servos: the simulation drives
 their targets with Kim et al.'s torque-limited speed law (Kim eq. 1), so the servo stiffness
 plays the part of the transmission between motor and joint. With closing="native"
-(_native) the same servos are turned into Kim's motor curves τ = τm (1 - v/v0) when the world
-is compiled; the Drive's speed, ratios, torque limits and breakaway say how.
+(dynamics/_native.py) the same servos are turned into Kim's motor curves τ = τm (1 - v/v0)
+when the world is compiled; the Drive's speed, ratios, torque limits and breakaway say how.
 """
 from __future__ import annotations
 

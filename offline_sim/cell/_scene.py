@@ -8,7 +8,7 @@ Frames: the world is the robot base; the table top is the plane z = 0.
 
 Physics settings, and why:
 - timestep 2 ms, implicitfast, elliptic cones with impratio 10, Newton: as the grasp
-  simulation (offline_sim._grasp_sim), whose tests measured these against smaller steps; 2 ms
+  simulation (offline_sim.dynamics), whose tests measured these against smaller steps; 2 ms
   rather than 3 because the arm moves the gripper kinematically and a faster mocap motion
   needs a finer step to keep each step's travel under a millimetre.
 - Pads win friction: each pad geom has priority 1, so a pad/object contact takes the pad's
@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from geometry import matrix_to_quat, pose
-from .._hands import SOLREF, HandModel
-from .._world import HAND_PREFIX, attach_hand, bodies_below
-from .._objects import GraspObject, object_mjcf
+from ..hands import HandModel
+from ..hands._hands import SOLREF
+from ..dynamics import HAND_PREFIX, attach_hand
+from ..dynamics._grasp_world import bodies_below
+from ..objects import GraspObject, object_mjcf
 
 TABLE_HALF_EXTENTS_M = (0.40, 0.30)
 OBJECT_FRICTION = 0.6

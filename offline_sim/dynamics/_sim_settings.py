@@ -1,6 +1,6 @@
 """Settings of the dynamic grasp simulation: solver, controller periods, lift/hold/shake, measure limits.
 
-Why each solver value is what it is: see the module docstring of _world (the compiled world's
+Why each solver value is what it is: see the module docstring of _grasp_world (the compiled world's
 options) and the comments below.
 """
 from __future__ import annotations

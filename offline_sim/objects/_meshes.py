@@ -59,7 +59,7 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _assemble(name: str, parts, density: float, sha: str | None, n_poses: int) -> GraspObject:
+def assemble_object(name: str, parts, density: float, sha: str | None, n_poses: int) -> GraspObject:
     """A GraspObject from convex trimesh parts: mass, centre of mass and resting poses."""
     import trimesh
 
@@ -130,7 +130,7 @@ def load_object(path: str | Path, *, name: str | None = None, scale: float = 1.0
         raise ValueError(f"mesh {str(path)!r} has no faces")
     mesh.apply_scale(scale)
     parts = decompose(mesh.vertices, mesh.faces, decomposition, cache_dir)
-    return _assemble(name or path.parent.name if path.stem == "visual" else name or path.stem,
+    return assemble_object(name or path.parent.name if path.stem == "visual" else name or path.stem,
                      [trimesh.Trimesh(v, f) for v, f in parts], density, _sha256(path), n_poses)
 
 
@@ -187,7 +187,7 @@ def builtin_object(name: str, density: float = DEFAULT_DENSITY) -> GraspObject:
                  at(box((0.012, 0.04, 0.08)), (0.006, 0, 0.052))]
     else:
         raise ValueError(f"unknown built-in object {name!r}; choose from {', '.join(BUILTIN_OBJECTS)}")
-    return _assemble(name, parts, density, None, n_poses=6)
+    return assemble_object(name, parts, density, None, n_poses=6)
 
 
 BUILTIN_OBJECTS = ("box", "cylinder", "bottle", "mug", "banana", "wedge", "l_bracket")

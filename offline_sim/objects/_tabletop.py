@@ -8,6 +8,8 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from ._meshes import GraspObject
+
 TABLE_HALF_EXTENTS_M = (0.40, 0.30)
 TABLE_THICKNESS_M = 0.04
 GAP_M = 0.015  # least free space between two objects' bounding circles
@@ -117,6 +119,11 @@ def support_points(spec: ObjectSpec) -> np.ndarray:
     return np.asarray(mesh.vertices, np.float64) * spec.scale
 
 
+def object_points(obj: ObjectSpec | GraspObject) -> np.ndarray:
+    """(N, 3) points of the object's surface in its frame, metres (for the resting height)."""
+    return obj.visual[0] if isinstance(obj, GraspObject) else support_points(obj)
+
+
 def _extent(spec: ObjectSpec) -> tuple[float, float]:
     """(bounding radius in the table plane, lowest z) of an object in its own frame, metres."""
     v = support_points(spec)
@@ -148,7 +155,7 @@ def _place(radii: list[float], fixed: list, rng: np.random.Generator,
     return np.array([(*xy[k], yaws[k]) for k in range(len(fixed))]).reshape(-1, 3)
 
 
-def _geom_xml(spec: ObjectSpec, k: int) -> tuple[str, str]:
+def primitive_geom_xml(spec: ObjectSpec, k: int) -> tuple[str, str]:
     """(asset XML, geom XML) of object k."""
     rgba = " ".join(f"{c:.3f}" for c in spec.rgba)
     if spec.kind == "box":
@@ -183,7 +190,7 @@ def build_tabletop_scene(objects: list[ObjectSpec] | None = None, *, n_objects: 
 
     assets, bodies, poses = [], [], []
     for k, (spec, (_, z_low), (x, y, yaw)) in enumerate(zip(specs, extents, xy_yaw), start=1):
-        asset, geom = _geom_xml(spec, k)
+        asset, geom = primitive_geom_xml(spec, k)
         assets.append(asset)
         z = table_height_m - z_low
         q = (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))

@@ -1,8 +1,8 @@
 """Measure A: the Ferrari-Canny grasp quality ε on a set of frictional point contacts.
 
-Lives here rather than in ``scoring`` (DESIGN.md lists wrench metrics there) because it needs
-qhull through scipy, and scoring stays numpy + numba; the onboard loop reads ε from the
-grasp database and never computes it.
+Lives here rather than in ``scoring`` (where the team's design first placed wrench-space
+metrics; docs/design.md) because it needs qhull through scipy, and scoring stays numpy +
+numba; the onboard loop reads ε from the grasp database and never computes it.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One dynamic grasp trial after Kim et al. 2013, composed of the world, the controller and the measures.
 
-place_hand resets the world (_world), the controller closes the hand with the torque-limited
+place_hand resets the world (_grasp_world), the controller closes the hand with the torque-limited
 law and lifts, holds and optionally shakes (_controller), and the measures read the contacts,
 Kim's B and C and the BLEM hold diagnostics (_measures) from the same model and data.
 """
@@ -15,7 +15,7 @@ from ._controller import GraspController, LiftSchedule, shake_direction
 from ._measures import (ContactSet, GraspProbe, HoldDiagnostics, HoldSampler, deviation,
                         measure_b, measure_c, support_count)
 from ._sim_settings import SimSettings
-from ._world import GraspWorld, place_hand
+from ._grasp_world import GraspWorld, place_hand
 
 
 @dataclass(frozen=True)

@@ -24,29 +24,34 @@ import numpy as np
 from ._build import digest
 from ._candidates import GraspCandidates
 from geometry import invert
-from ._graspdb_writer import GraspRecord
-from ._hands import BUILTIN_HANDS, builtin_hand, load_mjcf_hand
-from ._objects import BUILTIN_OBJECTS, DEFAULT_DENSITY, GraspObject, builtin_object, load_object
-from ._native import check_closing
-from ._uncertainty import MonteCarloSettings, TrialMeasures, evaluate_batched, evaluate_under_uncertainty
-from ._wrench import ferrari_canny
+from ._writer import GraspRecord
+from ..hands import BUILTIN_HANDS, builtin_hand, load_mjcf_hand
+from ..objects import BUILTIN_OBJECTS, DEFAULT_DENSITY, GraspObject, builtin_object, load_object
+from ..dynamics._native import check_closing
+from ..quality import (MonteCarloSettings, TrialMeasures, evaluate_batched,
+                       evaluate_under_uncertainty, ferrari_canny)
 
 MESH_SUFFIXES = (".obj", ".stl", ".ply")
-# modules of this package that cannot change a grasp's results (orchestration, the writer,
-# scenes for the cell); every other module's source is part of the measures' code version
-_NOT_MEASURES = ("__init__.py", "_build.py", "_graspdb_writer.py", "_tabletop.py")
+# modules of offline_sim (paths under it) that cannot change a grasp's results: the build's
+# orchestration, the writer, the vision figures' scenes; with every package's __init__.py and
+# the simulated cell (cell/), they are left out, and every other module's source is part of
+# the measures' code version
+_NOT_MEASURES = ("database/_build.py", "database/_writer.py", "objects/_figure_views.py")
 
 
 @lru_cache(maxsize=1)
 def measures_code_version() -> str:
-    """Digest of the code that computes a grasp's results: this package's measure modules'
+    """Digest of the code that computes a grasp's results: offline_sim's measure modules'
     source and the versions of MuJoCo and CoACD (the simulation and the decomposition)."""
     import importlib.metadata as md
 
-    files = sorted(p for p in Path(__file__).parent.glob("*.py") if p.name not in _NOT_MEASURES)
+    root = Path(__file__).parents[1]  # offline_sim
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
+    files = [f for f in files if f not in _NOT_MEASURES and not f.startswith("cell/")
+             and not f.endswith("__init__.py")]
     h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    for f in files:
+        h.update(f.encode() + b"\0" + (root / f).read_bytes() + b"\0")
     for dist in ("mujoco", "coacd"):
         try:
             h.update(f"{dist}=={md.version(dist)}".encode())
@@ -152,7 +157,7 @@ class SimEvaluatorFactory:
     by kinematic closing, e.g. (0.001, radians(1)) for their 18,081 poses; None: not computed.
     closing : "python" (Kim eq. 1 in Python every control period, one trial at a time) or
     "native" (motor-curve actuators, the Monte Carlo batches rolled out by mujoco.rollout;
-    _native); nthread : threads of that rollout (results do not depend on it).
+    dynamics/_native.py); nthread : threads of that rollout (results do not depend on it).
     candidates_cache_dir : folder where the drawn candidates are kept (see cached_candidates);
     None: every evaluator draws them.
     """
@@ -233,7 +238,7 @@ class SimEvaluator:
 
     def __init__(self, factory: SimEvaluatorFactory) -> None:
         from ._candidates import pregrasp_candidates
-        from ._world import build_grasp_world
+        from ..dynamics import build_grasp_world
 
         self.factory = factory
         self.object = factory.obj.load()
@@ -246,13 +251,13 @@ class SimEvaluator:
             [factory.n_candidates, factory.seed, factory.obj.scale, factory.obj.density])
         self.runner = None
         if factory.closing == "native":
-            from ._native import NativeRunner
+            from ..dynamics import NativeRunner
 
             self.runner = NativeRunner(self.world, nthread=factory.nthread)
         self.closer = self.pfc_grid = None
         if factory.pfc_steps is not None:
-            from ._kinematic import KinematicCloser
-            from ._uncertainty import pfc_grid
+            from ..kinematic import KinematicCloser
+            from ..quality import pfc_grid
 
             self.closer = KinematicCloser(self.world)
             xy, theta = factory.pfc_steps
@@ -263,8 +268,7 @@ class SimEvaluator:
 
     def _trial(self, k: int, T_error: np.ndarray | None, keep: list) -> TrialMeasures:
         """One simulated grasp of candidate k with the object displaced by T_error."""
-        from ._grasp_sim import simulate_grasp
-        from ._world import place_hand, start_collisions
+        from ..dynamics import place_hand, simulate_grasp, start_collisions
 
         T = self.candidates.T_object_hand[k]
         preshape = self.candidates.preshape[k]
@@ -287,7 +291,7 @@ class SimEvaluator:
     def _native_trials(self, k: int, T_errors: np.ndarray | None, keep: list) -> list[TrialMeasures]:
         """Candidate k rolled out natively: the nominal pose alone (T_errors None; its hold
         diagnostics go to keep) or one trial per object displacement in T_errors (n, 4, 4)."""
-        from ._native import native_end_measures
+        from ..dynamics import native_end_measures
 
         T = self.candidates.T_object_hand[k]
         nominal = T_errors is None

@@ -1,9 +1,9 @@
 """Numba kernels of the kinematic closing's per-step arithmetic (KinematicCloser's fast path).
 
-Each does what a few lines of NumPy in offline_sim._kinematic do, on a handful of numbers, so
+Each does what a few lines of NumPy did in the kinematic closer, on a handful of numbers, so
 that a closing step costs its MuJoCo collision query and little Python around it. The NumPy
-lines stay as the reference path (ClosingSettings(approach_margin_m=None)); the contacts of
-the two paths are compared in tests/offline_sim/test_kinematic.py.
+lines stay as the tests' reference path (tests/offline_sim/kinematic_reference.py); the
+kernels and the contacts of the two paths are compared in tests/offline_sim/test_kinematic.py.
 """
 from __future__ import annotations
 

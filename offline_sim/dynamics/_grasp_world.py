@@ -18,7 +18,7 @@ Solver settings (SimSettings and the MJCF below), and why:
   anisotropy, and a high impratio makes the friction constraints harder than the normal ones,
   which stops the slow creep (slip) of a held object that soft friction would give. MuJoCo's
   documentation recommends exactly this pair for grasping.
-- contact solref (0.006, 1) (SOLREF in _hands): a time constant of twice the timestep (the
+- contact solref (0.006, 1) (SOLREF in hands/_hands.py): a time constant of twice the timestep (the
   least MuJoCo allows without instability) with critical damping: stiff, non-bouncing.
   solimp (0.95, 0.99, 1 mm): impedance near 1 so penetration stays under a millimetre.
 - friction 1.0 sliding (rubber-like pads), 0.005 torsional, 1e-4 rolling; condim 3. The
@@ -36,11 +36,12 @@ from scoring import check_pose, check_positive, check_rotation
 
 from ._controller import HandDrives, hand_drives, hold_servos
 from geometry import invert, matrix_to_quat, pose
-from ._hands import SOLREF, HandModel
+from ..hands import HandModel
+from ..hands._hands import SOLREF
 from ._measures import GraspProbe
-from ._objects import GraspObject, object_mjcf
+from ..objects import GraspObject, ObjectSpec, object_mjcf, object_points
 from ._sim_settings import SimSettings
-from ._tabletop import ObjectSpec, _geom_xml, support_points
+from ..objects._tabletop import primitive_geom_xml
 
 OBJECT_GEOM_GROUP = 5  # object geoms live in this group so that rays see only the object
 HAND_PREFIX = "hand/"
@@ -93,17 +94,12 @@ class GraspWorld:
         return GraspProbe(self.object_body, self.tcp_site, self.table_geom, self.link_of_body)
 
 
-def object_points(obj: ObjectSpec | GraspObject) -> np.ndarray:
-    """(N, 3) points of the object's surface in its frame, metres (for the resting height)."""
-    return obj.visual[0] if isinstance(obj, GraspObject) else support_points(obj)
-
-
 def _object_xml(obj: ObjectSpec | GraspObject) -> tuple[str, str]:
     """(assets, geoms) of the object: one primitive or mesh geom, or one geom per convex part
     of a decomposed GraspObject; every geom's name starts with "obj1"."""
     if isinstance(obj, GraspObject):
         return object_mjcf(obj, "obj1")
-    return _geom_xml(obj, 1)
+    return primitive_geom_xml(obj, 1)
 
 
 def _world_xml(obj: ObjectSpec | GraspObject, z: float, quat: np.ndarray) -> str:

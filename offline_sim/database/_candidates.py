@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from geometry import frame_from_approach, invert, pose
-from ._world import OBJECT_GEOM_GROUP, GraspWorld, place_hand, start_collisions
+from ..dynamics import GraspWorld, place_hand, start_collisions
+from ..dynamics._grasp_world import OBJECT_GEOM_GROUP
 
 SOURCE_PRINCIPAL_AXIS = 0
 SOURCE_SURFACE_NORMAL = 1

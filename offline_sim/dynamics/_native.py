@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._controller import LiftSchedule, shake_direction
-from ._hands import HandModel
+from ..hands import HandModel
 from ._measures import HoldDiagnostics, HoldSampler
 from ._sim_settings import SimSettings
 
@@ -227,7 +227,7 @@ class NativeRunner:
         """Place the hand for trial j; (collided, state, ctrl, T_ref, com_ref) of its start."""
         import mujoco
 
-        from ._world import place_hand, start_collisions
+        from ._grasp_world import place_hand, start_collisions
 
         w = self.world
         place_hand(w, T_object_hand, preshape, self.settings)

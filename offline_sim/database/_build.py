@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ._graspdb_writer import GraspDatabaseWriter, GraspRecord
+from ._writer import GraspDatabaseWriter, GraspRecord
 
 FLUSH_EVERY_S = 2.0  # a kill -9 loses at most this much finished work
 TICK_S = 0.25  # the main loop wakes this often even when no result arrives, to flush on time
