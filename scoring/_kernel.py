@@ -14,7 +14,7 @@ and primary contacts (``_end_distance``, eq. 4), ``_d_t`` (eq. 9), ``_forms_coup
 (eqs. 14-15), ``_normalise`` / ``_normalise_s_f`` and ``_score`` (eq. 16).
 
 Where this departs from the paper and docs/design.md (each made the score jump under one-pixel
-changes of the image; README "Our reading" gives the measurements):
+changes of the image; docs/scoring.md gives the measurements):
 - grasp points sit on the outline between pixels (the blurred silhouette's 0.5 crossing
   after the paper's pixel search), not on pixel centres;
 - R_r prefers grasp points at least ``min_lever_fraction`` of the finger width from the pivot,

@@ -99,7 +99,7 @@ def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,
         primary contacts are not both on it scores 0 and counts as missing.
     measure : "graspline" (default) multiplies Tan's score by the depth terms when a depth
         view is given (``DepthView``; jaw and depth_params default to a 2F-85's size and the
-        README's thresholds); "tan2024" is Tan et al.'s measure unchanged.
+        thresholds in docs/scoring.md); "tan2024" is Tan et al.'s measure unchanged.
     Returns a Scores struct of arrays, one entry per candidate.
     """
     params = params or MeasureParams()

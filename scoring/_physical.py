@@ -66,7 +66,7 @@ class JawLimits:
 
 @dataclass(frozen=True)
 class DepthParams:
-    """Thresholds of the depth terms, SI units (chosen on the simulated cell: README)."""
+    """Thresholds of the depth terms, SI units (chosen on the simulated cell: docs/figures.md)."""
 
     min_contact_m: float = 0.003      # pad overlap scoring 0
     full_contact_m: float = 0.012     # pad overlap scoring 1

@@ -1,5 +1,5 @@
 """Detectron2 instance segmentation, used when detectron2 is installed (built from source,
-see the README). Weights come from a local file; nothing is downloaded."""
+see docs/vision.md). Weights come from a local file; nothing is downloaded."""
 from __future__ import annotations
 
 import logging

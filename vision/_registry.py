@@ -15,8 +15,7 @@ BACKENDS: dict[str, tuple[str, str, str]] = {
     "maskrcnn": ("vision._maskrcnn", "MaskRCNNSegmenter",
                  "the `learned` extra: pip install 'graspline[learned]' (torch, torchvision)"),
     "detectron2": ("vision._detectron2", "Detectron2Segmenter",
-                   "the `learned` extra and detectron2 built from source (see the README, "
-                   "'Segmentation backends')"),
+                   "the `learned` extra and detectron2 built from source (see docs/vision.md)"),
 }
 
 

@@ -26,7 +26,7 @@ MAX_STEP_FACTOR = 3.0
 SPACING_PERCENTILE = 90.0
 # A target joins the mass of the masks touching it only when its own volume is at most this
 # share of the whole: a piece cut from a larger body (a lying bottle's neck is about 5 % of
-# it), not an object leaning on a neighbour of its size (replayed trials: README).
+# it), not an object leaning on a neighbour of its size (replayed trials: docs/figures.md).
 FRAGMENT_SHARE = 0.25
 
 

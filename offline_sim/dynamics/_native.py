@@ -14,7 +14,8 @@ needs no Python per control step: a batch of trials is one ``mujoco.rollout`` ca
 chunk and one for the whole lift.
 
 Where it departs from the Python law (validated against it in tests/offline_sim/test_native.py
-and the README's table):
+and the table in docs/figures.md, "The native closing against the Python
+one"):
 
 - BH8 breakaway clutch: the proximal and distal joints of a finger have a motor curve each
   (τm 1.5 and 0.8 N·m; v0 and v0/3, the drive's ratio). A clutch cannot slip inside an

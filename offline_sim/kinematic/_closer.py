@@ -16,7 +16,7 @@ tolerance of a contact; which positions are queried only changes the cost, so P(
 skip the queries that their neighbours' gaps make needless (_approach.approach_lattice), and
 the contacts are those of a cold approach, bit for bit.
 
-Where a P(fc) grid's time goes (README, "P(fc)"): MuJoCo's collision queries, about 9 per
+Where a P(fc) grid's time goes (docs/figures.md, "P(fc) by kinematic closing"): MuJoCo's collision queries, about 9 per
 pose (an approach query costs about as much as a closing step), qhull on the poses whose
 force closure no neighbour's hull settles, and the Python around both.
 

@@ -18,7 +18,7 @@ class ClosingSettings:
         hand stops on a lattice of positions contact_tol_m / 2 apart, and a query clears the
         travel along each measured pair's direction and over the table's height
         (_approach.approach_lattice); more than margin_m makes a query dearer and saved none
-        (README). The queries along the way leave out MuJoCo's extra contact points per pair
+        (docs/figures.md). The queries along the way leave out MuJoCo's extra contact points per pair
         (multiccd: a third of a query's cost), the contacts at the end have them. It used to
         accept None for an earlier stepped approach; that path is now only the tests'
         reference (tests/offline_sim/kinematic_reference.py), and None is refused.

@@ -1,11 +1,11 @@
-"""The Detectron2 backend: runs only where detectron2 is installed (built from source, see the
-README); elsewhere test_registry checks that choosing it says what to install."""
+"""The Detectron2 backend: runs only where detectron2 is installed (built from source, see
+docs/vision.md); elsewhere test_registry checks that choosing it says what to install."""
 import numpy as np
 import pytest
 
 detectron2 = pytest.importorskip(
-    "detectron2", reason="detectron2 is not installed (it is built from source: see the README, "
-                         "'Segmentation backends')")
+    "detectron2", reason="detectron2 is not installed (it is built from source: see "
+                         "docs/vision.md)")
 
 from drivers.camera import Intrinsics, RGBDFrame  # noqa: E402
 from vision import ObjectMask, WeightsNotFound, make_segmenter  # noqa: E402

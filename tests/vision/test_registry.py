@@ -41,7 +41,7 @@ def test_unknown_option_is_named_with_the_backend_options():
                     reason="detectron2 is installed here")
 def test_missing_detectron2_says_what_to_install():
     with pytest.raises(BackendUnavailable, match=r"segmentation backend 'detectron2' cannot be "
-                                                 r"imported .*detectron2.*; install .*README"):
+                                                 r"imported .*detectron2.*; install .*docs/vision.md"):
         make_segmenter("detectron2", config_file="x.yaml", weights_path="w.pth")
     with pytest.raises(ImportError):
         vision.Detectron2Segmenter  # noqa: B018 - the lazy attribute imports the backend

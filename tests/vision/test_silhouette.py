@@ -172,8 +172,8 @@ def test_a_flat_object_meets_the_pads_over_only_its_thickness_above_the_fingerti
     assert sil.floor_m == pytest.approx(0.005, abs=0.001)
 
 
-def test_the_readme_example_treats_the_neighbours_as_obstacles():
-    """The README's example on a box beside a tall can: with neighbours(masks, i) as obstacles
+def test_the_documented_example_treats_the_neighbours_as_obstacles():
+    """docs/vision.md's example on a box beside a tall can: with neighbours(masks, i) as obstacles
     the can enters the image (the fingers would meet it) and no chosen grasp lands on it."""
     from scoring import JawLimits
     from vision import neighbours
