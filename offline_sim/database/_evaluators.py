@@ -93,10 +93,18 @@ class ObjectSource:
 
 def object_sources(spec: str, *, cache_dir: str | None = None, scale: float = 1.0,
                    density: float = DEFAULT_DENSITY) -> list[ObjectSource]:
-    """Objects named on the command line: "builtin", or a folder of meshes (``*.obj|stl|ply``,
-    or ``NAME/visual.obj`` per object as in the YCB layout)."""
+    """Objects named on the command line: "builtin" (every built-in object), "builtin:a,b"
+    (those built-in objects), or a folder of meshes (``*.obj|stl|ply``, or ``NAME/visual.obj``
+    per object as in the YCB layout)."""
     if spec == "builtin":
         return [ObjectSource(n, density=density) for n in BUILTIN_OBJECTS]
+    if spec.startswith("builtin:"):
+        names = [n.strip() for n in spec[len("builtin:"):].split(",") if n.strip()]
+        unknown = [n for n in names if n not in BUILTIN_OBJECTS]
+        if unknown or not names:
+            raise ValueError(f"--objects {spec!r}: unknown built-in object(s) {unknown or names} "
+                             f"(built-in: {', '.join(BUILTIN_OBJECTS)})")
+        return [ObjectSource(n, density=density) for n in names]
     root = Path(spec)
     if not root.is_dir():
         raise ValueError(f"--objects must be 'builtin' or a folder of meshes, got {spec!r}")

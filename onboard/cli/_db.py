@@ -125,7 +125,8 @@ def _add_build_parser(actions: argparse._SubParsersAction) -> None:
                     "(Kim et al.) in MuJoCo and write the ranking to an SQLite database. "
                     "Interrupted (Ctrl-C, kill -9) and run again, it resumes where it stopped.")
     p.add_argument("--objects", required=True,
-                   help="'builtin' or a folder of meshes (*.obj/stl/ply or NAME/visual.obj), metres")
+                   help="'builtin', 'builtin:NAME,NAME' or a folder of meshes (*.obj/stl/ply or "
+                        "NAME/visual.obj), metres")
     p.add_argument("--hand", required=True,
                    help="parallel, three_finger, underactuated, or a JSON description of an MJCF hand")
     p.add_argument("--candidates", type=int, default=100, help="candidates per object")

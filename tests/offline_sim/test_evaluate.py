@@ -74,15 +74,17 @@ def test_evaluator_is_deterministic_and_records_its_diagnostics():
         a(3)
 
 
-def build(*extra, out):
-    return main(["db", "build", "--objects", "builtin", "--hand", "parallel", "--out", str(out),
-                 *extra])
+def build(*extra, out, objects="box"):
+    return main(["db", "build", "--objects", f"builtin:{objects}", "--hand", "parallel",
+                 "--out", str(out), *extra])
 
 
-def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, monkeypatch):
-    monkeypatch.setattr("offline_sim.database._evaluators.BUILTIN_OBJECTS", ("box", "wedge"))
-    assert build("--candidates", "3", "--samples", "3", "--workers", "0", out=tmp_path / "a.db") == 0
-    assert build("--candidates", "3", "--samples", "3", "--workers", "2", out=tmp_path / "b.db") == 0
+def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path):
+    both = "box,wedge"
+    assert build("--candidates", "3", "--samples", "3", "--workers", "0", out=tmp_path / "a.db",
+                 objects=both) == 0
+    assert build("--candidates", "3", "--samples", "3", "--workers", "2", out=tmp_path / "b.db",
+                 objects=both) == 0
     with GraspDatabase(tmp_path / "a.db") as a, GraspDatabase(tmp_path / "b.db") as b:
         assert a.objects() == ["box", "wedge"]
         for obj in ("box", "wedge"):
@@ -95,7 +97,6 @@ def test_db_build_writes_a_ranked_database_whatever_the_worker_count(tmp_path, m
 
 
 def test_db_build_with_pfc_stores_it_and_db_top_ranks_by_it(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("offline_sim.database._evaluators.BUILTIN_OBJECTS", ("box",))
     # a tiny grid keeps the test short; the CLI's choices are the coarse and full grids
     monkeypatch.setitem(PFC_GRIDS, "coarse", (0.01, np.radians(20.0)))
     out = tmp_path / "pfc.db"
@@ -133,10 +134,8 @@ def test_db_build_refuses_bad_arguments_in_one_line(tmp_path, capsys):
 BUILD = """
 import sys
 sys.path.insert(0, {root!r})
-import offline_sim.database._evaluators as e
-e.BUILTIN_OBJECTS = ("box",)
 from onboard.cli import main
-sys.exit(main(["db", "build", "--objects", "builtin", "--hand", "parallel", "--candidates", "16",
+sys.exit(main(["db", "build", "--objects", "builtin:box", "--hand", "parallel", "--candidates", "16",
                "--samples", "6", "--workers", "1", "--out", sys.argv[1]]))
 """
 

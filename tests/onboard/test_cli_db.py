@@ -25,14 +25,13 @@ def test_info_lists_objects_hands_counts_and_builds(db_path, capsys):
 
 
 def cli_build(out, *extra, samples="2"):
-    return main(["db", "build", "--objects", "builtin", "--hand", "parallel", "--candidates", "2",
+    return main(["db", "build", "--objects", "builtin:box", "--hand", "parallel", "--candidates", "2",
                  "--samples", samples, "--workers", "0", "--out", str(out), *extra])
 
 
 def test_db_build_resumed_with_other_settings_stops_in_one_line_or_restarts_on_request(
-        tmp_path, monkeypatch, capsys):
+        tmp_path, capsys):
     pytest.importorskip("mujoco")
-    monkeypatch.setattr("offline_sim.database._evaluators.BUILTIN_OBJECTS", ("box",))
     out = tmp_path / "g.db"
     assert cli_build(out) == 0
     capsys.readouterr()
@@ -49,9 +48,8 @@ def test_db_build_resumed_with_other_settings_stops_in_one_line_or_restarts_on_r
     assert "0 grasps simulated now, 2 already there" in capsys.readouterr().out
 
 
-def test_db_build_resumed_with_the_other_closing_stops_naming_it(tmp_path, monkeypatch, capsys):
+def test_db_build_resumed_with_the_other_closing_stops_naming_it(tmp_path, capsys):
     pytest.importorskip("mujoco")
-    monkeypatch.setattr("offline_sim.database._evaluators.BUILTIN_OBJECTS", ("box",))
     out = tmp_path / "g.db"
     assert cli_build(out, "--closing", "native") == 0
     assert "2 grasps simulated now" in capsys.readouterr().out
@@ -93,3 +91,12 @@ def test_info_after_a_killed_multi_target_build_shows_each_targets_progress_and_
     assert sum(int(r[2].split("/")[0]) for r in rows) == n
     assert all(r[5] == "finished" for r in rows if r[2] == "8/8")
     assert out.strip().splitlines()[-1].split(": ")[-1].startswith("killed")
+
+
+def test_db_build_takes_built_in_objects_by_name_and_names_an_unknown_one(tmp_path, capsys):
+    pytest.importorskip("mujoco")
+    assert main(["db", "build", "--objects", "builtin:box,teapot", "--hand", "parallel",
+                 "--out", str(tmp_path / "g.db")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown built-in object(s) ['teapot']" in err and "box" in err
+    assert not (tmp_path / "g.db").exists()
