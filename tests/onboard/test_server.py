@@ -786,12 +786,14 @@ def test_grasp_text_rotation_vector_at_zero_and_half_turns(axis, angle):
     np.testing.assert_allclose(rotation_from_vector(got[4:7]), R, atol=1e-5)
 
 
-@pytest.fixture(scope="module")
-def pose_server():
-    """An endpoint on a table cell of its own, for many robot_pose requests: (server, cell)."""
+def _table_endpoint():
+    """An endpoint on a table cell of its own, for many requests: (server, cell)."""
     cell = TableCell()
     with EndpointServer(cell) as srv:
         yield srv, cell
+
+
+pose_server = pytest.fixture(_table_endpoint, scope="module", name="pose_server")
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -873,11 +875,7 @@ def test_a_port_in_use_is_an_error_naming_the_address(server, cell):
 
 # --- fuzz ---------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def fuzz_server():
-    cell = TableCell()
-    with EndpointServer(cell) as srv:
-        yield srv, cell
+fuzz_server = pytest.fixture(_table_endpoint, scope="module", name="fuzz_server")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
