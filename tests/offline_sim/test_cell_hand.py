@@ -155,3 +155,36 @@ def test_pregrasp_pose_backs_off_along_the_approach():
     np.testing.assert_array_equal(P[:3, :3], T[:3, :3])
     with pytest.raises(ValueError, match="HandGraspSettings.lift_m must be finite and > 0"):
         HandGraspSettings(lift_m=0.0)
+
+
+def test_demo_database_is_built_once_then_reused(tmp_path):
+    from offline_sim.database import ensure_demo_database
+
+    kw = dict(objects=("box",), candidates=6, samples=2, workers=0, progress=False)
+    path = ensure_demo_database("three_finger", tmp_path, **kw)
+    with GraspDatabase(path) as db:
+        first = db.grasps("box", "three_finger")
+        assert len(first) > 0 and first.preshape.shape == (len(first), 2)
+    again = ensure_demo_database("three_finger", tmp_path, **kw)
+    assert again == path
+    with GraspDatabase(path) as db:
+        np.testing.assert_array_equal(db.grasps("box", "three_finger").quality, first.quality)
+        assert [b.status for b in db.builds()] == ["finished", "finished"]
+    with pytest.raises(ValueError, match="objects must be built-in objects"):
+        ensure_demo_database("three_finger", tmp_path, objects=("anvil",))
+
+
+def test_demo_with_an_unknown_hand_fails_in_one_line_before_building_anything(tmp_path, capsys):
+    assert main(["demo", "--hand", "bogus", "--cache", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("graspline demo: error: --hand must be one of parallel, three_finger, "
+                   "underactuated or a JSON hand description file, got 'bogus'")
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_picking_cell_with_a_multi_finger_hand_stops_at_the_gripper_in_one_line(tmp_path):
+    from onboard import CellSetupError, open_picking_cell
+
+    with pytest.raises(CellSetupError, match="sim.hand is 'three_finger', a multi-finger hand "
+                                             ".*multi-finger planning is not wired yet"):
+        open_picking_cell(sim=True, hand="three_finger", log_dir=str(tmp_path / "trials"))
