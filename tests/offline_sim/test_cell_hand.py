@@ -5,6 +5,7 @@ is covered by tests/onboard (its trial logs must stay bit for bit as they were).
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -188,3 +189,75 @@ def test_the_picking_cell_with_a_multi_finger_hand_stops_at_the_gripper_in_one_l
     with pytest.raises(CellSetupError, match="sim.hand is 'three_finger', a multi-finger hand "
                                              ".*multi-finger planning is not wired yet"):
         open_picking_cell(sim=True, hand="three_finger", log_dir=str(tmp_path / "trials"))
+
+
+HANDS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "hands"
+ALLEGRO = HANDS / "wonik_allegro" / "left_hand.xml"
+# Menagerie's Allegro (left): 16 position servos, no force range, no TCP site. The
+# description closes it by a synergy (every flexion joint at once, the thumb's proximal
+# rotation at half speed), preshapes the thumb into opposition, and adds a TCP 6 cm in front
+# of the palm: z out of the palm (the approach), x along the fingers.
+ALLEGRO_DESCRIPTION = {
+    "name": "allegro_left",
+    "synergy": {"ffa1": 1.0, "ffa2": 1.0, "ffa3": 1.0, "mfa1": 1.0, "mfa2": 1.0, "mfa3": 1.0,
+                "rfa1": 1.0, "rfa2": 1.0, "rfa3": 1.0, "tha1": 0.5, "tha2": 1.0, "tha3": 1.0},
+    "closing_speed": 3.0, "torque_limit": 0.6, "preshape": {"thj0": 1.3},
+    "links": ["palm", "ff_distal", "mf_distal", "rf_distal", "th_distal"],
+    "tcp": {"body": "palm", "pos": [0.06, 0.0, 0.0], "quat": [0.0, 0.70710678, 0.0, 0.70710678]},
+    "aperture_m": 0.12, "grasp_depth_m": 0.03}
+
+
+@pytest.mark.skipif(not ALLEGRO.is_file(), reason=f"Menagerie's hands are not at {HANDS}")
+def test_menagerie_allegro_closed_by_its_synergy_lifts_an_upright_cylinder(tmp_path):
+    import json
+
+    description = tmp_path / "allegro.json"
+    description.write_text(json.dumps({"mjcf": str(ALLEGRO), **ALLEGRO_DESCRIPTION}))
+    with SimCell(SimCellSettings(hand=str(description), objects_per_table=(1, 1),
+                                 builtin=("cylinder",), depth_noise=False), seed=0) as cell:
+        hand, w = cell.hand_device, cell.world
+        assert cell.hand.name == "allegro_left" and len(w.fingers.drives.act_ids) == 12
+        assert hand.finger_names == ("palm", "rf_base", "mf_base", "ff_base", "th_base")
+        T_wo = w.T_world_object(0)
+        assert abs(T_wo[2, 2]) > 0.99, "the cylinder should rest upright with seed 0"
+        # a side power grasp: palm towards the cylinder from the arm's side, fingers
+        # horizontal (they wrap around the vertical axis), the thumb above them
+        c = T_wo[:3, 3]
+        z = np.array([c[0], c[1] + 0.5, 0.0])
+        z /= np.linalg.norm(z)
+        y = np.array([0.0, 0.0, 1.0])
+        T = np.eye(4)
+        T[:3, :3] = np.column_stack([np.cross(y, z), y, z])
+        T[:3, 3] = (c[0], c[1], 0.07)
+        open_q = hand.status().joint_positions
+        out = cell.execute_grasp(T, np.array([1.3]), object_index=0)
+        assert out.stage == "held", out.message
+        assert out.success and out.object_detected and out.rose is True
+        assert out.status.finger_contact.all()   # palm, three fingers and the thumb
+        q = dict(zip(out.status.joint_names, out.status.joint_positions - open_q))
+        # every joint of the synergy closed; the abduction joints (not in it) barely moved
+        assert min(q[j] for j in ("ffj1", "ffj2", "ffj3", "mfj1", "rfj3", "thj2", "thj3")) > 0.4
+        assert max(abs(q[j]) for j in ("ffj0", "mfj0", "rfj0")) < 0.25
+        assert w.T_world_object(0)[2, 3] > T_wo[2, 3] + 0.05
+
+
+def test_a_synergy_makes_one_drive_per_joint_and_a_tcp_site_is_added(tmp_path):
+    from offline_sim.hands import load_mjcf_hand
+
+    xml = tmp_path / "pinch.xml"
+    xml.write_text("""<mujoco><worldbody><body name="palm"><geom type="box" size="0.02 0.02 0.01"/>
+      <body name="a"><joint name="ja" axis="0 1 0"/><geom type="capsule" fromto="0.03 0 0 0.03 0 0.05" size="0.005"/></body>
+      <body name="b"><joint name="jb" axis="0 1 0"/><geom type="capsule" fromto="-0.03 0 0 -0.03 0 0.05" size="0.005"/></body>
+      </body></worldbody><actuator><position name="pa" joint="ja" kp="2"/><position name="pb" joint="jb" kp="2"/></actuator></mujoco>""")
+    hand = load_mjcf_hand(xml, synergy={"pa": 1.0, "pb": -0.5}, closing_speed=2.0,
+                          torque_limit=0.3, links=["a", "b"],
+                          tcp={"body": "palm", "pos": [0, 0, 0.04]})
+    assert [(d.actuators, d.closing_speed, d.ratios) for d in hand.drives] == [
+        (("pa",), 2.0, (1.0,)), (("pb",), 1.0, (-1.0,))]
+    model = hand.spec().compile()
+    assert model.site("tcp").pos.tolist() == [0.0, 0.0, 0.04]
+    with pytest.raises(ValueError, match="give closing_actuators or synergy, not both"):
+        load_mjcf_hand(xml, closing_actuators=["pa"], synergy={"pa": 1.0}, links=["a"])
+    with pytest.raises(ValueError, match=r"has no tcp body \['wrist'\]"):
+        load_mjcf_hand(xml, synergy={"pa": 1.0}, torque_limit=0.3, links=["a"],
+                       tcp={"body": "wrist"})
