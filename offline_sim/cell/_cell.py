@@ -1,5 +1,6 @@
-"""SimCell: a picking cell in MuJoCo — table, objects, camera, arm and parallel jaw — whose
-devices stand behind the same interfaces as hardware (Camera, Gripper, ArmController).
+"""SimCell: a picking cell in MuJoCo — table, objects, camera, arm and a parallel jaw or a
+multi-finger hand — whose devices stand behind the same interfaces as hardware (Camera,
+Gripper or Hand, ArmController).
 
 Objects are drawn from the built-in shapes, random boxes, plates, bars and cylinders (some
 wider than the jaw's stroke, some flat, some long), and YCB scans when a folder is given;
@@ -180,12 +181,11 @@ class SimCell:
         """(kind, source) of every object the cell may lay: built-ins, primitives, YCB."""
         s = self.settings
         cat: list[tuple[str, object]] = [("builtin", n) for n in s.builtin]
-        if not s.jaw:  # database grasps exist only for objects the database was built with
-            pass
-        elif s.random_primitives is True:
+        # a multi-finger hand grasps by the database: only objects a database was built with
+        if s.jaw and s.random_primitives is True:
             cat += [("primitive", k) for k in ("box", "plate", "bar", "cylinder", "wide_can",
                                                "wide_box", "heavy_box")]
-        elif s.random_primitives:
+        elif s.jaw and s.random_primitives:
             cat += [("primitive", k) for k in s.random_primitives]
         if s.ycb_dir is not None:
             cat += [("ycb", p) for p in sorted(Path(s.ycb_dir).glob("*/visual.obj"))]
