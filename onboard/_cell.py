@@ -196,8 +196,10 @@ def _grip_reply(r: GraspResult) -> GripReply:
 
 def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = False,
                       seed: int | None = None, log_dir: str | None = None,
-                      mode: str = "best", ycb_dir: str | None = None) -> PickingCell:
-    """A PickingCell from a cell file, or (sim=True, no file) the built-in simulated cell."""
+                      mode: str = "best", ycb_dir: str | None = None,
+                      hand: str = "parallel") -> PickingCell:
+    """A PickingCell from a cell file, or (sim=True, no file) the built-in simulated cell
+    carrying hand (sim.hand: "parallel", "three_finger", "underactuated" or a JSON hand)."""
     if config_path is not None:
         config, digest = load_cell_file(config_path)
         if log_dir is not None:
@@ -210,6 +212,11 @@ def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = Fals
             raise CellSetupError(f"{config_path}: {exc}") from exc
     elif sim:
         config = sim_cell_file(seed=seed or 0, log_dir=log_dir or "out/trials", ycb_dir=ycb_dir)
+        if hand != "parallel":
+            import msgspec
+
+            config = msgspec.structs.replace(config, sim=msgspec.structs.replace(config.sim,
+                                                                                 hand=hand))
         digest = config_hash(config)
     else:
         raise ValueError("give a cell file, or sim=True for the built-in simulated cell")

@@ -141,6 +141,9 @@ class SimConfig(_Strict):
     depth_noise: bool = True
     gripper_mjcf: str | None = None   # e.g. Menagerie's robotiq_2f85/2f85.xml; None: the built-in jaw
     seed: int = 0
+    # the cell's hand: "parallel" (the jaw above), "three_finger", "underactuated" or a JSON
+    # description of an MJCF hand (offline_sim.cell.SimCellSettings.hand)
+    hand: str = "parallel"
 
 
 class CellConfig(_Strict):

@@ -14,6 +14,7 @@ import numpy as np
 from drivers.arm import ArmController
 from drivers.camera import Camera, CameraError, RealSenseCamera
 from drivers.gripper import Gripper, GripperError, open_gripper
+from drivers.hand import Hand
 from vision import Segmenter, make_segmenter
 
 from ._cellfile import CellConfig
@@ -28,13 +29,15 @@ class CellSetupError(RuntimeError):
 @dataclass
 class CellDevices:
     """The opened devices of a cell; ``truth`` is the simulated cell (offline_sim.cell.SimCell,
-    whose world is the ground truth), or None on hardware."""
+    whose world is the ground truth), or None on hardware; ``hand`` is the cell's
+    multi-finger hand (the simulated cell's SimHand), None for a jaw."""
 
     camera: Camera
     segmenter: Segmenter
     gripper: Gripper
     arm: ArmController | None
     truth: object | None = None
+    hand: Hand | None = None
 
     def close(self) -> None:
         """Close every device (each safe to close twice)."""
@@ -44,6 +47,8 @@ class CellDevices:
                     dev.close()
                 except Exception:  # noqa: BLE001 - closing the others matters more
                     pass
+        if self.hand is not None:
+            self.hand.shutdown()  # a Hand's close() closes its fingers; shutdown releases it
 
 
 def _sim_cell(config: CellConfig):
@@ -59,7 +64,8 @@ def _sim_cell(config: CellConfig):
             objects_per_table=tuple(s.objects_per_table), ycb_dir=s.ycb_dir,
             finger_width_m=g.finger_width_m, open_width_m=g.open_width_m,
             pad_friction=s.pad_friction, depth_noise=s.depth_noise, gripper_mjcf=s.gripper_mjcf,
-            image_width_px=config.camera.width_px, image_height_px=config.camera.height_px)
+            image_width_px=config.camera.width_px, image_height_px=config.camera.height_px,
+            hand=s.hand)
         return mod.SimCell(settings, seed=s.seed)
     except ValueError as exc:
         raise CellSetupError(f"sim: {exc}") from exc
@@ -159,8 +165,11 @@ def open_cell(config: CellConfig) -> CellDevices:
     except Exception:
         for dev in opened:
             dev.close()
+        if sim is not None and sim.hand_device is not None:
+            sim.hand_device.shutdown()
         raise
-    return CellDevices(camera, segmenter, gripper, arm, sim)
+    return CellDevices(camera, segmenter, gripper, arm, sim,
+                       hand=None if sim is None else sim.hand_device)
 
 
 def _camera(config: CellConfig, sim) -> Camera:
@@ -190,6 +199,9 @@ def _camera(config: CellConfig, sim) -> Camera:
 def _gripper(config: CellConfig, sim) -> Gripper:
     g = config.gripper
     if g.model == "sim_jaw":
+        if sim.gripper is None:
+            raise CellSetupError(f"sim.hand is {config.sim.hand!r}, a multi-finger hand (a Hand, "
+                                 f"not a Gripper): multi-finger planning is not wired yet")
         if config.calibration.gripper is not None:
             raise CellSetupError("calibration.gripper: the simulated jaw needs no calibration "
                                  "file (its width is measured in the simulation)")

@@ -105,7 +105,9 @@ class GraspTable:
 
     candidate : (N,) int; T_object_hand : (N, 4, 4) metres; approach : (N, 3); quality,
     success_rate, a_mean, b_mean, c_mean, pfc (NaN if not computed) : (N,) float;
-    samples_run : (N,) int; discarded_early : (N,) bool.
+    samples_run : (N,) int; discarded_early : (N,) bool; preshape : (N, P) the hand's P
+    preshape joint values of each grasp (rad or m; P = 0 for a hand without preshape joints;
+    NaN where a row has none).
     """
 
     object_name: str
@@ -121,9 +123,20 @@ class GraspTable:
     pfc: np.ndarray
     samples_run: np.ndarray
     discarded_early: np.ndarray
+    preshape: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.candidate)
+
+
+def _preshapes(blobs: list[bytes | None]) -> np.ndarray:
+    """(N, P) preshape values of N grasps from their blobs (NaN rows where a blob is NULL)."""
+    p = max((len(b) // 8 for b in blobs if b is not None), default=0)
+    out = np.full((len(blobs), p), np.nan)
+    for i, b in enumerate(blobs):
+        if b is not None and len(b) // 8 == p:
+            out[i] = from_blob(b, (p,))
+    return out
 
 
 @dataclass(frozen=True)
@@ -227,7 +240,7 @@ class GraspDatabase:
             raise GraspDatabaseError(f"{self.path} has no hand {hand!r}; it has {self.hands()}")
         rows = self._db.execute(
             """SELECT g.candidate, g.T_object_hand, g.approach, r.quality, r.success_rate,
-                      r.a_mean, r.b_mean, r.c_mean, r.pfc, r.samples_run, r.discarded_early
+                      r.a_mean, r.b_mean, r.c_mean, r.pfc, r.samples_run, r.discarded_early, g.preshape
                FROM grasps g JOIN results r ON r.grasp_id = g.id
                JOIN objects o ON o.id = g.object_id JOIN hands h ON h.id = g.hand_id
                WHERE o.name = ? AND h.name = ?
@@ -244,4 +257,5 @@ class GraspDatabase:
             approach=np.array([a if a is not None else np.full(3, np.nan) for a in approach]).reshape(n, 3),
             quality=col(3), success_rate=col(4), a_mean=col(5), b_mean=col(6), c_mean=col(7),
             pfc=col(8), samples_run=np.array([r[9] for r in rows], np.int64),
-            discarded_early=np.array([bool(r[10]) for r in rows], bool))
+            discarded_early=np.array([bool(r[10]) for r in rows], bool),
+            preshape=_preshapes([r[11] for r in rows]))

@@ -83,7 +83,9 @@ class SimArm(ArmController):
             cell.slip_on_lift = False
             lightest_n = 9.81 * min(o.mass_kg for o in w.objects)
             limit = min(1.0, 0.1 * lightest_n)
-            w.model.actuator_forcerange[w.close_actuator] = (-limit, limit)
+            drives = [w.close_actuator] if w.fingers is None else w.fingers.drives.act_ids
+            for a in drives:  # a multi-finger hand: every finger's drive weakens
+                w.model.actuator_forcerange[a] = (-limit, limit)
         dist = float(np.linalg.norm(T_goal[:3, 3] - T0[:3, 3]))
         angle = rotation_angle(T0[:3, :3].T @ T_goal[:3, :3])
         # rotate at most 1 rad/s while translating at speed_mps; the smooth profile's peak

@@ -1,5 +1,6 @@
-"""SimCell: a picking cell in MuJoCo — table, objects, camera, arm and parallel jaw — whose
-devices stand behind the same interfaces as hardware (Camera, Gripper, ArmController).
+"""SimCell: a picking cell in MuJoCo — table, objects, camera, arm and a parallel jaw or a
+multi-finger hand — whose devices stand behind the same interfaces as hardware (Camera,
+Gripper or Hand, ArmController).
 
 Objects are drawn from the built-in shapes, random boxes, plates, bars and cylinders (some
 wider than the jaw's stroke, some flat, some long), and YCB scans when a folder is given;
@@ -19,11 +20,13 @@ import numpy as np
 
 from drivers.camera import DepthNoise, intrinsics_from_fov, look_at
 
-from ..hands import HandModel, load_mjcf_hand, parallel_jaw
+from ..hands import BUILTIN_HANDS, HandModel, load_mjcf_hand, parallel_jaw
 from ..objects import BUILTIN_OBJECTS, GraspObject, builtin_object, load_object
 from ._arm import SimArm
 from ._camera import SimCellCamera
 from ._gripper import SimJawGripper
+from ._hand import SimHand
+from ._hand_grasp import HandGraspOutcome, HandGraspSettings, execute_hand_grasp
 from ._primitives import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
 from ._scene import CellWorld, build_cell_world, footprint_radius_m, random_stable_pose
 
@@ -41,6 +44,11 @@ class SimCellSettings:
     folder of YCB scans (``<name>/visual.obj``) to draw from too. pad_friction : 1.0 for
     rubber pads, about 0.5 for taped ones. camera_height_m : above the table, looking down.
     depth_noise : D400-like noise on the depth (off only for tests of exact geometry).
+    hand : "parallel" (the jaw, behind drivers.gripper.Gripper: the default), a built-in
+    multi-finger hand ("three_finger", "underactuated") or a JSON description of an MJCF
+    hand (as ``graspline db build --hand`` takes it), behind drivers.hand.Hand. A
+    multi-finger cell lays only objects a grasp database can know (the built-in shapes and
+    the YCB scans, never random primitives), since its grasps come from the database.
     """
 
     objects_per_table: tuple[int, int] = (3, 5)
@@ -64,8 +72,22 @@ class SimCellSettings:
     stall_reads: int = 6     # cycles with no object leaving before the table is laid anew
     no_grasp_cycles: int = 2  # cycles in a row finding nothing holdable before it is laid anew
     safe_height_m: float = 0.32
+    hand: str = "parallel"
+
+    @property
+    def jaw(self) -> bool:
+        """Whether the cell carries the parallel jaw (else a multi-finger hand)."""
+        return self.hand == "parallel"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.hand, str) or not (
+                self.hand in BUILTIN_HANDS or (self.hand.lower().endswith(".json")
+                                               and Path(self.hand).is_file())):
+            raise ValueError(f"SimCellSettings.hand must be one of {', '.join(BUILTIN_HANDS)} or a "
+                             f"JSON hand description file, got {self.hand!r}")
+        if not self.jaw and self.gripper_mjcf is not None:
+            raise ValueError(f"SimCellSettings: gripper_mjcf {self.gripper_mjcf!r} is a jaw; it "
+                             f"cannot go with hand {self.hand!r}")
         lo, hi = self.objects_per_table
         if not (1 <= lo <= hi <= 10):
             raise ValueError(f"objects_per_table must be (min, max) with 1 <= min <= max <= 10, "
@@ -90,7 +112,15 @@ class SimCellSettings:
 
 
 def _hand(s: SimCellSettings) -> HandModel:
-    """The cell's jaw: the built-in parallel jaw of the 2F-85's size, or Menagerie's 2F-85."""
+    """The cell's hand: the built-in parallel jaw of the 2F-85's size, Menagerie's 2F-85, or
+    the multi-finger hand the settings name (built as the database build builds it)."""
+    if not s.jaw:
+        from ..database import HandSource  # the one reader of hand names and descriptions
+
+        try:
+            return HandSource.parse(s.hand).build()
+        except (ValueError, KeyError, TypeError, OSError) as exc:
+            raise ValueError(f"SimCellSettings.hand {s.hand!r}: {exc}") from exc
     if s.gripper_mjcf is None:
         return parallel_jaw(finger_width_m=s.finger_width_m, open_width_m=s.open_width_m,
                             finger_length_m=s.finger_length_m, pad_length_m=s.pad_length_m,
@@ -128,9 +158,16 @@ class SimCell:
         self.place_pose = self.home_pose.copy()
         self.place_pose[:3, 3] = (0.0, -0.5, 0.25)    # over the bin beside the table
         self.arm = SimArm(self)
-        self.gripper = SimJawGripper.__new__(SimJawGripper)  # bound below, once a world exists
+        # the jaw's device (a Gripper) or the multi-finger hand's (a Hand); the other is None
+        self.gripper: SimJawGripper | None = None
+        self.hand_device: SimHand | None = None
+        if settings.jaw:
+            self.gripper = SimJawGripper.__new__(SimJawGripper)  # bound below, once a world exists
         self.new_table()
-        SimJawGripper.__init__(self.gripper, self)
+        if settings.jaw:
+            SimJawGripper.__init__(self.gripper, self)
+        else:
+            self.hand_device = SimHand(self)
         intr = intrinsics_from_fov(settings.image_width_px, settings.image_height_px,
                                    settings.hfov_rad)
         eye = np.array([0.0, -settings.camera_height_m * math.tan(settings.camera_tilt_rad),
@@ -144,10 +181,11 @@ class SimCell:
         """(kind, source) of every object the cell may lay: built-ins, primitives, YCB."""
         s = self.settings
         cat: list[tuple[str, object]] = [("builtin", n) for n in s.builtin]
-        if s.random_primitives is True:
+        # a multi-finger hand grasps by the database: only objects a database was built with
+        if s.jaw and s.random_primitives is True:
             cat += [("primitive", k) for k in ("box", "plate", "bar", "cylinder", "wide_can",
                                                "wide_box", "heavy_box")]
-        elif s.random_primitives:
+        elif s.jaw and s.random_primitives:
             cat += [("primitive", k) for k in s.random_primitives]
         if s.ycb_dir is not None:
             cat += [("ycb", p) for p in sorted(Path(s.ycb_dir).glob("*/visual.obj"))]
@@ -168,7 +206,11 @@ class SimCell:
 
     def use_settings(self, settings: SimCellSettings) -> None:
         """Rebuild the cell's jaw and objects from new settings (an experiment: thinner
-        fingers, other objects), then lay a new table; the clock and the seed go on."""
+        fingers, other objects), then lay a new table; the clock and the seed go on. The
+        hand's kind (jaw or multi-finger) stays: a cell of the other kind is a new SimCell."""
+        if settings.hand != self.settings.hand:
+            raise ValueError(f"use_settings: the cell carries hand {self.settings.hand!r}; build "
+                             f"a new SimCell for hand {settings.hand!r}")
         self.settings = settings
         self.hand = _hand(settings)
         self._catalogue = self._load_catalogue()
@@ -184,7 +226,8 @@ class SimCell:
         poses = self._place(objects)
         colours = self._rng.uniform(0.25, 0.95, (len(objects), 3))
         self.world = build_cell_world(objects, poses, self.hand, colours=colours,
-                                      pad_friction=self.settings.pad_friction)
+                                      pad_friction=self.settings.pad_friction,
+                                      jaw=self.settings.jaw)
         self.tables += 1
         self._reads_since_progress = 0
         self._no_grasp_run = 0
@@ -211,8 +254,15 @@ class SimCell:
         return poses
 
     def gripper_reset(self) -> None:
-        """The jaw commanded fully open (after a new table or an activation)."""
+        """The jaw (or the hand) commanded fully open (after a new table or an activation)."""
         w = self.world
+        if w.fingers is not None:
+            if self.hand_device is None:  # the first table, before the device exists
+                w.data.ctrl[w.fingers.drives.act_ids] = w.fingers.drive_open
+                w.data.ctrl[w.fingers.servo_ids] = w.fingers.servo_rest
+            else:
+                self.hand_device.reset()
+            return
         w.data.ctrl[w.close_actuator] = w.ctrl_open
 
     def step(self, n: int = 1) -> None:
@@ -277,10 +327,38 @@ class SimCell:
         """Name of object k (0-based) of the current table."""
         return self.world.objects[k].name
 
+    def execute_grasp(self, T_base_hand: np.ndarray, preshape: np.ndarray, *,
+                      settings: HandGraspSettings = HandGraspSettings(),
+                      object_index: int | None = None) -> HandGraspOutcome:
+        """Execute a multi-finger grasp with the cell's arm and hand (execute_hand_grasp:
+        pre-grasp, preshape, approach, close, lift, hold, judge), the truth of whether the
+        object rose taken from the world. object_index : the object grasped (0-based); None:
+        the one nearest the grasp's TCP (within 10 cm). The object stays in the hand."""
+        if self.hand_device is None:
+            raise ValueError("execute_grasp needs a cell with a multi-finger hand "
+                             "(SimCellSettings.hand); this one carries the parallel jaw")
+        T = np.asarray(T_base_hand, np.float64)
+        k = self.object_at(T, radius_m=0.1) if object_index is None else object_index
+        z0 = None if k is None else float(self.world.T_world_object(k)[2, 3])
+
+        def rose() -> bool | None:
+            if k is None:
+                return None
+            return bool(self.world.T_world_object(k)[2, 3] > z0 + 0.5 * settings.lift_m)
+
+        def hold(seconds: float) -> None:
+            self.step(int(round(seconds / self.world.model.opt.timestep)))
+
+        return execute_hand_grasp(self.arm, self.hand_device, T, preshape, settings=settings,
+                                  hold=hold, rose=rose)
+
     def close(self) -> None:
         """Close the devices."""
         self.camera.close()
-        self.gripper.close()
+        if self.gripper is not None:
+            self.gripper.close()
+        if self.hand_device is not None:
+            self.hand_device.shutdown()
         self.arm.close()
 
     def __enter__(self) -> "SimCell":

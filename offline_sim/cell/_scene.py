@@ -28,6 +28,7 @@ from ..hands._hands import SOLREF
 from ..dynamics import HAND_PREFIX, attach_hand
 from ..dynamics._grasp_world import bodies_below
 from ..objects import GraspObject, object_mjcf
+from ._fingers import FingerIndex, index_fingers
 
 TABLE_HALF_EXTENTS_M = (0.40, 0.30)
 OBJECT_FRICTION = 0.6
@@ -66,6 +67,7 @@ class CellWorld:
     sep_open_m: float = 0.0     # pad-centre separation along the TCP x axis, open and closed
     sep_closed_m: float = 0.0
     R_site_tcp: np.ndarray = field(default_factory=lambda: np.eye(3))
+    fingers: FingerIndex | None = None   # a multi-finger hand's ids; None for the jaw
 
     def pad_separation_m(self) -> float:
         """Distance between the pads' centres along the closing direction now, metres."""
@@ -152,11 +154,13 @@ def _world_xml(objects: list[GraspObject], poses: list[np.ndarray], colours: np.
 
 
 def build_cell_world(objects: list[GraspObject], poses: list[np.ndarray], hand: HandModel, *,
-                     colours: np.ndarray, pad_friction: float) -> CellWorld:
+                     colours: np.ndarray, pad_friction: float, jaw: bool = True) -> CellWorld:
     """Compile the cell with objects at poses (T_world_object, 4 x 4) and the hand on the arm.
 
     pad_friction : sliding friction of the pads (those geoms have "pad" in their name) against
-    anything they touch (1.0 rubber, about 0.5 taped).
+    anything they touch (1.0 rubber, about 0.5 taped). jaw : the hand is a parallel jaw (two
+    pads, one closing servo, SimJawGripper); False: a multi-finger hand (SimHand), indexed
+    by its drives and fingers.
     """
     import mujoco
 
@@ -177,7 +181,7 @@ def build_cell_world(objects: list[GraspObject], poses: list[np.ndarray], hand: 
     except Exception as exc:  # noqa: BLE001 - MuJoCo raises ValueError with its own text
         raise ValueError(f"the simulated cell does not compile with hand {hand.name!r}: {exc}") from exc
     data = mujoco.MjData(model)
-    return _index(model, data, hand, objects)
+    return _index(model, data, hand, objects) if jaw else _index_fingers(model, data, hand, objects)
 
 
 def _index(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorld:
@@ -214,6 +218,48 @@ def _index(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorl
                       int(model.jnt_qposadr[model.body_jntadr[flange]]),
                       int(model.jnt_dofadr[model.body_jntadr[flange]]))
     _calibrate_jaw(world)
+    return world
+
+
+def _index_fingers(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorld:
+    """The CellWorld of a multi-finger hand: the jaw's fields hold its first drive (the
+    fault injection of a weak grip scales that actuator), pads are empty, and the TCP is the
+    hand's TCP site as it is (z the approach: the frame of the database's T_object_hand)."""
+    import mujoco
+
+    O = mujoco.mjtObj
+
+    def ident(kind, name: str) -> int:
+        i = mujoco.mj_name2id(model, kind, name)
+        if i < 0:
+            raise ValueError(f"the simulated cell has no {kind.name[6:].lower()} named {name!r}")
+        return i
+
+    bodies = np.array([ident(O.mjOBJ_BODY, f"obj{k}") for k in range(1, len(objects) + 1)], np.int64)
+    qadr = np.array([model.jnt_qposadr[model.body_jntadr[b]] for b in bodies], np.int64)
+    geom_instance = np.zeros(model.ngeom, np.int32)
+    for k, b in enumerate(bodies, start=1):
+        geom_instance[model.geom_bodyid == b] = k
+    mount = ident(O.mjOBJ_BODY, "arm_mount")
+    flange = ident(O.mjOBJ_BODY, "arm_flange")
+    fingers = index_fingers(model, data, hand, flange)
+    act = int(fingers.drives.act_ids[0])
+    lo, hi = (float(v) for v in model.actuator_ctrlrange[act])
+    world = CellWorld(model, data, hand, list(objects), bodies, qadr, geom_instance,
+                      bodies_below(model, flange)[model.geom_bodyid], ident(O.mjOBJ_GEOM, "table"),
+                      int(model.body_mocapid[mount]),
+                      ident(O.mjOBJ_SITE, HAND_PREFIX + hand.tcp_site), np.eye(4),
+                      np.zeros(0, np.int64), np.zeros(0, np.int64), act,
+                      int(model.jnt_qposadr[model.body_jntadr[flange]]),
+                      int(model.jnt_dofadr[model.body_jntadr[flange]]),
+                      ctrl_open=lo if fingers.drives.act_sign[0] > 0 else hi,
+                      ctrl_closed=hi if fingers.drives.act_sign[0] > 0 else lo, fingers=fingers)
+    # the TCP in the hand root frame, measured with the flange held high above the cell
+    T_high = np.eye(4)
+    T_high[2, 3] = 2.0
+    world.teleport_flange(T_high)
+    T_site = pose(data.site_xmat[world.tcp_site].reshape(3, 3), data.site_xpos[world.tcp_site])
+    world.T_root_tcp = np.linalg.inv(T_high) @ T_site
     return world
 
 

@@ -353,17 +353,26 @@ def underactuated(*, palm_half_m: float = 0.065, palm_width_m: float = 0.09,
                      grasp_depth_m=0.5 * Lp, mjcf=mjcf)
 
 
-def load_mjcf_hand(path: str | Path, *, closing_actuators: list[str] | tuple[str, ...],
-                   links: list[str] | tuple[str, ...], tcp_site: str,
+def load_mjcf_hand(path: str | Path, *,
+                   closing_actuators: list[str] | tuple[str, ...] | None = None,
+                   links: list[str] | tuple[str, ...], tcp_site: str = "tcp",
                    closing_speed: float | list[float] = 0.1,
                    torque_limit: float | list[float] | None = None,
                    preshape: dict[str, float] | None = None, aperture_m: float = 0.085,
-                   grasp_depth_m: float = 0.02, name: str | None = None) -> HandModel:
+                   grasp_depth_m: float = 0.02, name: str | None = None,
+                   synergy: dict[str, float] | None = None,
+                   tcp: dict | None = None) -> HandModel:
     """A user's MJCF hand (e.g. Menagerie's Robotiq 2F-85): each closing actuator becomes one
     drive. The file's first worldbody body is the hand root.
 
     closing_speed : v0 per actuator (its length unit per s), one value for all or one each;
     torque_limit : τm per actuator (N or N·m); None takes each actuator's force range.
+    synergy : instead of closing_actuators, a closing synergy of a hand with one servo per
+    joint (Allegro, LEAP): {actuator: signed speed ratio}; each actuator becomes one drive
+    advancing at closing_speed times |ratio| in the ratio's direction, so every joint of the
+    synergy closes at once and stops on its own torque (Kim eq. 1 per joint).
+    tcp : a TCP site to add where the file has none: {"body": name, "pos": [x, y, z] (m),
+    "quat": [w, x, y, z]} in that body's frame, z along the approach; it is called tcp_site.
     Raises ValueError naming what the description asks for and the file lacks.
     """
     import mujoco
@@ -371,6 +380,16 @@ def load_mjcf_hand(path: str | Path, *, closing_actuators: list[str] | tuple[str
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"load_mjcf_hand: {str(p)!r} is not a file")
+    if synergy is not None:
+        if closing_actuators is not None:
+            raise ValueError("load_mjcf_hand: give closing_actuators or synergy, not both")
+        if not synergy or not all(isinstance(r, (int, float)) and math.isfinite(r) and r != 0
+                                  for r in synergy.values()):
+            raise ValueError(f"load_mjcf_hand: synergy must map actuators to non-zero ratios, "
+                             f"got {synergy!r}")
+        closing_actuators = list(synergy)
+    if closing_actuators is None:
+        raise ValueError("load_mjcf_hand: give closing_actuators (or a synergy)")
     try:
         spec = mujoco.MjSpec.from_file(str(p))
         model = spec.compile()
@@ -384,7 +403,8 @@ def load_mjcf_hand(path: str | Path, *, closing_actuators: list[str] | tuple[str
     sites, joints = names(mujoco.mjtObj.mjOBJ_SITE, model.nsite), names(mujoco.mjtObj.mjOBJ_JOINT, model.njnt)
     for what, wanted, have in [("closing actuators", list(closing_actuators), acts),
                                ("links (bodies)", list(links), bodies),
-                               ("tcp_site", [tcp_site], sites),
+                               ("tcp_site", [] if tcp else [tcp_site], sites),
+                               ("tcp body", [tcp["body"]] if tcp else [], bodies),
                                ("preshape joints", list(preshape or {}), joints)]:
         missing = [w for w in wanted if w not in have]
         if missing:
@@ -411,10 +431,36 @@ def load_mjcf_hand(path: str | Path, *, closing_actuators: list[str] | tuple[str
             tau = float(hi)
         else:
             tau = float(torque_limit) if isinstance(torque_limit, (int, float)) else float(torque_limit[k])
-        drives.append(Drive((a,), speeds[k], (1.0,), (tau,)))
+        ratio = 1.0 if synergy is None else float(synergy[a])
+        drives.append(Drive((a,), speeds[k] * abs(ratio), (math.copysign(1.0, ratio),), (tau,)))
+    if tcp is not None:
+        return HandModel(name or p.stem, tuple(drives), tuple(links), tcp_site,
+                         aperture_m=aperture_m, grasp_depth_m=grasp_depth_m,
+                         preshape=tuple((preshape or {}).items()), mjcf=_with_tcp(p, tcp_site, tcp))
     return HandModel(name or p.stem, tuple(drives), tuple(links), tcp_site, aperture_m=aperture_m,
                      grasp_depth_m=grasp_depth_m, preshape=tuple((preshape or {}).items()),
                      mjcf_path=str(p.resolve()))
+
+
+def _with_tcp(path: Path, site: str, tcp: dict) -> str:
+    """The MJCF text of the file at path with a TCP site added (tcp: body, pos, quat), its
+    mesh and texture folders made absolute so that the text compiles from anywhere."""
+    import mujoco
+
+    try:
+        pos = [float(v) for v in tcp.get("pos", (0.0, 0.0, 0.0))]
+        quat = [float(v) for v in tcp.get("quat", (1.0, 0.0, 0.0, 0.0))]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"load_mjcf_hand: tcp pos and quat must be numbers, got {tcp!r}") from exc
+    if len(pos) != 3 or len(quat) != 4 or not math.isclose(math.hypot(*quat), 1.0, abs_tol=1e-3):
+        raise ValueError(f"load_mjcf_hand: tcp needs pos [x, y, z] and a unit quat [w, x, y, z], "
+                         f"got {tcp!r}")
+    spec = mujoco.MjSpec.from_file(str(path))
+    for attr in ("meshdir", "texturedir"):
+        folder = getattr(spec, attr)
+        setattr(spec, attr, str((path.parent / folder).resolve()) if folder else str(path.parent.resolve()))
+    spec.body(tcp["body"]).add_site(name=site, pos=pos, quat=quat)
+    return spec.to_xml()
 
 
 # the built-in hands by name: the one list the database build, the CLI and the tests use
