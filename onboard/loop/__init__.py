@@ -23,8 +23,8 @@ from ._clock import StageClock
 from ._database_source import (DatabaseDetail, DatabaseSource, Recognition, Recogniser,
                                database_source, ground_truth_recogniser)
 from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, GraspIndex,
-                         HandVolume, HeightMap, PlacedGrasps, filter_grasps, height_map,
-                         place_grasps)
+                         HandVolume, HeightMap, PlacedGrasps, filter_grasps,
+                         filter_grasps_reference, height_map, place_grasps)
 from ._draws import LEVELS, LevelDraw, draw_across_levels
 from ._executor import Executor
 from ._image_search import ImageSearch
@@ -46,6 +46,7 @@ __all__ = [
     "Executor",
     "FailedGrasps",
     "filter_grasps",
+    "filter_grasps_reference",
     "FilterResult",
     "GRASP_SOURCES",
     "grasp_sources",

@@ -443,3 +443,67 @@ def embed_poses(T: np.ndarray, rot_scale_m: float) -> np.ndarray:
     q = q / np.linalg.norm(q, axis=1, keepdims=True).clip(1e-12)
     q = np.where(q[:, :1] < 0, -q, q)
     return np.hstack([T[:, :3, 3], rot_scale_m * q])
+
+
+# ------------------------------------------------------------------ the slow reference
+def filter_grasps_reference(placed: PlacedGrasps, *, settings: DatabaseFilterSettings,
+                            height_map: HeightMap | None, hand: HandVolume,
+                            silhouette: Silhouette | None = None,
+                            pose_confidence: float | np.ndarray = 1.0) -> FilterResult:
+    """filter_grasps written as a plain loop over grasps, one check after another: the
+    readable reference the tests compare filter_grasps with, and the benchmark's baseline."""
+    n = len(placed)
+    reason = np.zeros(n, np.int64)
+    consistency = np.full(n, np.nan)
+    rank_value = placed.pfc if settings.rank_by == "pfc" else placed.quality
+    for j in range(n):
+        reason[j], consistency[j] = _check_one(placed.T_base_hand[j], settings, height_map,
+                                               hand, silhouette)
+        if reason[j] == KEPT and not math.isfinite(rank_value[j]):
+            reason[j] = NO_RANK
+    conf = np.broadcast_to(np.asarray(pose_confidence, np.float64), (n,))
+    kept = [j for j in range(n) if reason[j] == KEPT]
+    cons0 = np.nan_to_num(consistency, nan=0.0)
+    kept.sort(key=lambda j: (-rank_value[j], -cons0[j], -conf[j], j))
+    return FilterResult(reason == KEPT, reason, np.array(kept, np.int64),
+                        np.asarray(rank_value, np.float64), consistency)
+
+
+def _check_one(T: np.ndarray, s: DatabaseFilterSettings, hmap: HeightMap | None,
+               hand: HandVolume, sil: Silhouette | None) -> tuple[int, float]:
+    """(reason code, consistency) of one placed grasp T (4 x 4), check by check."""
+    if -T[2, 2] < math.cos(s.approach_cone_rad) - 1e-12:
+        return OUTSIDE_CONE, math.nan
+    for k in range(3):
+        if not s.workspace_lo[k] <= T[k, 3] <= s.workspace_hi[k]:
+            return OUTSIDE_WORKSPACE, math.nan
+    if hmap is not None:
+        back = -s.pregrasp_m * T[:3, 2]
+        for c_h, e_h in zip(hand.centre, hand.half):
+            c = T[:3, :3] @ c_h + T[:3, 3]
+            e = np.abs(T[:3, :3]) @ e_h
+            lo, hi = np.minimum(c - e, c - e + back), np.maximum(c + e, c + e + back)
+            top = hmap.max_over(lo[None, :2], hi[None, :2])[0]
+            if top + s.collision_margin_m > lo[2]:
+                return COLLISION, math.nan
+    if sil is None:
+        return KEPT, math.nan
+    T_pb = np.linalg.inv(sil.T_base_plane)
+    a = T_pb[:3, :3] @ T[:3, 2]
+    on = []
+    for s_m in np.linspace(-1.0, 1.0, LINE_SAMPLES) * hand.closing_half_m:
+        q = T_pb[:3, :3] @ (T[:3, 3] + s_m * T[:3, 0]) + T_pb[:3, 3]
+        if abs(a[2]) < 1e-6:
+            on.append(False)
+            continue
+        q = q - q[2] / a[2] * a
+        col, row = int(np.rint(q[0] / sil.metres_per_px)), int(np.rint(q[1] / sil.metres_per_px))
+        H, W = sil.target.shape
+        on.append(bool(0 <= row < H and 0 <= col < W and sil.target[row, col]))
+    if not any(on):
+        return MISSES_OBJECT, 0.0
+    first, last = on.index(True), len(on) - 1 - on[::-1].index(True)
+    cons = 1.0 - abs(0.5 * (first + last) - 0.5 * (len(on) - 1)) / (0.5 * (len(on) - 1))
+    if on[0] or on[-1]:
+        return FINGER_ON_OBJECT, cons
+    return KEPT, cons
