@@ -171,7 +171,7 @@ class DatabaseSource:
         Tan's levels), so the level is -1."""
         d: DatabaseDetail = proposal.detail
         T = d.placed.T_base_hand[d.row].copy()
-        x_px = y_px = theta = math.nan
+        x_px = y_px = theta = 0.0   # no silhouette (rare): the trial log takes finite numbers only
         sil = proposal.sil
         if sil is not None:  # where the grasp lies in the silhouette image, for the overlay
             T_pb = np.linalg.inv(sil.T_base_plane)
@@ -197,9 +197,9 @@ def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult,
     f = {"db_row": float(row), "db_candidate": float(placed.candidate[row]),
          "db_quality": float(placed.quality[row]), "db_pfc": float(placed.pfc[row]),
          "db_consistency": float(result.consistency[row]),
-         "pose_confidence": float(rec.confidence), "db_grasps": float(len(placed))}
-    if rec.fit_rmse_m is not None:
-        f["fit_rmse_m"] = float(rec.fit_rmse_m)
+         "pose_confidence": float(rec.confidence), "db_grasps": float(len(placed)),
+         "fit_rmse_m": math.nan if rec.fit_rmse_m is None else float(rec.fit_rmse_m)}
+    f = {k: v for k, v in f.items() if math.isfinite(v)}   # the trial log keeps finite ones
     for code, n in result.counts().items():
         f["db_kept" if code == KEPT else f"db_reject_{REJECT_KEYS[code]}"] = float(n)
     return f
