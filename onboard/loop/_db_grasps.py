@@ -351,13 +351,15 @@ def _collides(T: np.ndarray, hand: HandVolume, hmap: HeightMap,
     at both ends is joined (exact for the straight sweep of an AABB); the map's highest point
     under that footprint must stay below the box's lowest point minus the margin (conservative
     for tilted boxes: the footprint's highest point is compared with the box's lowest)."""
-    R, t = T[:, :3, :3], T[:, :3, 3]
-    c = np.einsum("mij,bj->mbi", R, hand.centre) + t[:, None, :]          # (M, B, 3)
-    e = np.einsum("mij,bj->mbi", np.abs(R), hand.half)                    # (M, B, 3)
+    M = len(T)
+    R, t = np.ascontiguousarray(T[:, :3, :3]).reshape(M * 3, 3), T[:, :3, 3]
+    # one (3M x 3) @ (3 x B) product each: c[m, b] = R_m @ centre_b, e[m, b] = |R_m| @ half_b
+    c = (R @ hand.centre.T).reshape(M, 3, -1).transpose(0, 2, 1) + t[:, None, :]   # (M, B, 3)
+    e = (np.abs(R) @ hand.half.T).reshape(M, 3, -1).transpose(0, 2, 1)            # (M, B, 3)
     back = (-s.pregrasp_m * T[:, :3, 2])[:, None, :]                      # grasp -> pre-grasp
     lo = np.minimum(c - e, c - e + back)
     hi = np.maximum(c + e, c + e + back)
-    M, B = c.shape[:2]
+    B = c.shape[1]
     top = hmap.max_over(lo[..., :2].reshape(-1, 2), hi[..., :2].reshape(-1, 2)).reshape(M, B)
     return np.any(top + s.collision_margin_m > lo[..., 2], axis=1)
 
