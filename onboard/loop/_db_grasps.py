@@ -22,7 +22,8 @@ from vision import Silhouette
 from .._cellfile import DatabaseConfig
 
 # reason codes, in the order the checks run (a grasp keeps the first reason that rejects it)
-KEPT, OUTSIDE_CONE, OUTSIDE_WORKSPACE, COLLISION, MISSES_OBJECT, FINGER_ON_OBJECT, NO_RANK = range(7)
+(KEPT, OUTSIDE_CONE, OUTSIDE_WORKSPACE, COLLISION, MISSES_OBJECT, FINGER_ON_OBJECT,
+ NO_RANK) = range(7)
 REJECT_REASONS: dict[int, str] = {
     KEPT: "kept",
     OUTSIDE_CONE: "approach outside the cone around straight down",
@@ -319,7 +320,8 @@ def filter_grasps(placed: PlacedGrasps, *, settings: DatabaseFilterSettings,
     cos_cone = math.cos(settings.approach_cone_rad)
     reason[-a[:, 2] < cos_cone - 1e-12] = OUTSIDE_CONE
     p = placed.T_base_hand[:, :3, 3]
-    outside = np.any((p < np.asarray(settings.workspace_lo)) | (p > np.asarray(settings.workspace_hi)), axis=1)
+    outside = np.any((p < np.asarray(settings.workspace_lo))
+                     | (p > np.asarray(settings.workspace_hi)), axis=1)
     reason[(reason == 0) & outside] = OUTSIDE_WORKSPACE
     # (b) collision, only for the grasps still in
     live = np.flatnonzero(reason == 0)
@@ -441,7 +443,8 @@ class GraspIndex:
 
 def embed_poses(T: np.ndarray, rot_scale_m: float) -> np.ndarray:
     """(N, 7) embedding of poses (N, 4, 4): position, quaternion (w >= 0 sign) x rot_scale_m."""
-    q = np.array([matrix_to_quat(R) for R in T[:, :3, :3]]).reshape(-1, 4) if len(T) else np.zeros((0, 4))
+    # once per table (the index's build) or per query: a loop over rotations is fine here
+    q = np.array([matrix_to_quat(R) for R in T[:, :3, :3]]).reshape(-1, 4)
     q = q / np.linalg.norm(q, axis=1, keepdims=True).clip(1e-12)
     q = np.where(q[:, :1] < 0, -q, q)
     return np.hstack([T[:, :3, 3], rot_scale_m * q])

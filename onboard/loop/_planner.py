@@ -22,10 +22,12 @@ from ._types import LoopState, Plan
 
 # The grasp sources every plan asks, in this order (the first of equal scores wins): each
 # is built with a SourceSetup. A new source is a module beside _image_search.py and one
-# entry here.
+# entry here, or in OPTIONAL_SOURCES when a cell file section turns it on.
 GRASP_SOURCES = (ImageSearch,)
 # Sources a cell file turns on by its own section: (the CellConfig field, the factory).
 OPTIONAL_SOURCES = (("database", database_source),)
+
+log = logging.getLogger("graspline.loop")
 
 
 def grasp_sources(config: CellConfig) -> tuple[Callable[[SourceSetup], GraspSource], ...]:
@@ -34,8 +36,6 @@ def grasp_sources(config: CellConfig) -> tuple[Callable[[SourceSetup], GraspSour
     list is GRASP_SOURCES alone and the loop plans as it always did."""
     return GRASP_SOURCES + tuple(make for key, make in OPTIONAL_SOURCES
                                  if getattr(config, key) is not None)
-
-log = logging.getLogger("graspline.loop")
 
 
 class Planner:

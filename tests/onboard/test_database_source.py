@@ -15,8 +15,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from onboard import (CellFileError, DatabaseConfig, GraspChoice, TrialLog, TrialRecord,  # noqa: E402
-                     parse_cell_file, sim_cell_file)
+from onboard import (CellFileError, DatabaseConfig, GraspChoice, TrialLog,  # noqa: E402
+                     TrialRecord, parse_cell_file, sim_cell_file)
 from onboard.loop import (GRASP_SOURCES, REJECT_REASONS, DatabaseSource, ImageSearch,  # noqa: E402
                           NO_TRUTH, Proposal, Recognition, SourceSetup, StageClock,
                           grasp_sources)
@@ -179,6 +179,25 @@ def test_a_cell_without_the_database_section_plans_exactly_as_before(db_path, tm
     try:
         assert [type(s) for s in c.loop.planner.sources] == [ImageSearch, DatabaseSource]
         plan = c.loop.plan()
-        assert plan.frame is not None
+        assert plan.frame is not None and plan.masks
+        source = c.loop.planner.sources[1]
+        for i, mask in enumerate(plan.masks):   # the cell's truth names each object it asks
+            name = c.loop.truth.object_name(plan.frame, mask)
+            found = source.propose(plan.frame, plan.masks, i, StageClock({}))
+            if name == "box":
+                assert isinstance(found, Proposal) or "no database grasp works" in found
+            elif name is not None:
+                assert found == f"object {i}: {name!r} is not in the grasp database"
     finally:
         c.close()
+
+
+def test_a_real_cell_with_the_section_needs_a_recogniser(db_path):
+    from onboard.loop import database_source
+
+    setup = SourceSetup(_config(db_path), None, None, np.random.default_rng(0), None, NO_TRUTH)
+    with pytest.raises(ValueError, match="needs an object recogniser"):
+        database_source(setup)
+    given = database_source(SourceSetup(_config(db_path), None, None, np.random.default_rng(0),
+                                        None, NO_TRUTH, recogniser=truth_recogniser(tabletop())))
+    assert isinstance(given, DatabaseSource)
