@@ -7,6 +7,7 @@ the loop plans with the image search alone, as before.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import sqlite3
@@ -80,12 +81,20 @@ class DatabaseSource:
         self._segmenter = setup.segmenter
         self._failed = setup.failed
         self.hand = HandVolume.for_hand(db.hand) if hand is None else hand
-        self.database = GraspDatabase(db.path)
-        if db.hand not in {h for h, _ in self.database.hands()}:
-            raise GraspDatabaseError(f"{db.path} has no hand {db.hand!r} (cell file key "
-                                     f"'database.hand'); it has {self.database.hands()}")
-        self._tables: dict[str, GraspTable] = {}
-        self._preshapes: dict[str, dict[int, np.ndarray]] = {}
+        # read everything at start-up and close the file (docs/design.md: onboard reads the
+        # database into arrays once; an sqlite3 connection is also bound to its thread, and
+        # the endpoint plans on others)
+        try:
+            database = GraspDatabase(db.path)
+        except GraspDatabaseError as exc:
+            raise GraspDatabaseError(f"cell file key 'database.path': {exc}") from exc
+        with database:
+            if db.hand not in {h for h, _ in database.hands()}:
+                raise GraspDatabaseError(f"{db.path} has no hand {db.hand!r} (cell file key "
+                                         f"'database.hand'); it has {database.hands()}")
+            self._tables: dict[str, GraspTable] = {
+                name: database.grasps(name, db.hand, by=db.rank_by) for name in database.objects()}
+        self._preshapes = {name: _read_preshapes(db.path, name, db.hand) for name in self._tables}
 
     @property
     def settings(self) -> DatabaseFilterSettings:
@@ -93,12 +102,13 @@ class DatabaseSource:
         return DatabaseFilterSettings.from_config(self.config.database,
                                                   pregrasp_m=self.config.arm.pregrasp_m)
 
+    def objects(self) -> list[str]:
+        """The database's objects (those with grasps for the hand or not)."""
+        return sorted(self._tables)
+
     def table(self, name: str) -> GraspTable:
-        """The database's grasps of an object for the cell's hand (read once, kept)."""
-        if name not in self._tables:
-            db = self.config.database
-            self._tables[name] = self.database.grasps(name, db.hand, by=db.rank_by)
-            self._preshapes[name] = _read_preshapes(db.path, name, db.hand)
+        """The database's grasps of an object for the cell's hand, best first by rank_by as
+        the cell file had it at start-up (the filter ranks again by the current one)."""
         return self._tables[name]
 
     # ------------------------------------------------------------ the source
@@ -110,7 +120,7 @@ class DatabaseSource:
             rec = self._recognise(frame, masks[i])
         if rec.name is None or rec.T_base_object is None:
             return f"object {i}: not recognised ({rec.why or 'no reason given'})"
-        if rec.name not in self.database.objects():
+        if rec.name not in self._tables:
             return f"object {i}: {rec.name!r} is not in the grasp database"
         with clock.stage("silhouette"):
             sil = self._silhouette(frame, masks, i)
@@ -121,9 +131,9 @@ class DatabaseSource:
         if row is None:
             return f"object {i} ({rec.name}): no database grasp works here: {result.summary()}"
         score = float(np.clip(result.rank_value[row], 0.0, 1.0))
-        detail = DatabaseDetail(rec, placed, result, row,
-                                self._preshapes[rec.name].get(int(placed.candidate[row])),
-                                _features(rec, placed, result, row))
+        preshape = self._preshapes[rec.name].get(int(placed.candidate[row]))
+        detail = DatabaseDetail(rec, placed, result, row, preshape,
+                                _features(rec, placed, result, row, preshape))
         return Proposal(score, i, self, f", database {self.settings.rank_by} {score:.2f}", sil,
                         detail)
 
@@ -189,17 +199,19 @@ class DatabaseSource:
         return choice, -1
 
 
-def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult,
-              row: int) -> dict[str, float]:
+def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult, row: int,
+              preshape: np.ndarray | None) -> dict[str, float]:
     """The trial log's features of a database grasp: its row, candidate and scores, the
-    recognition's confidence, and how many grasps each reason rejected (db_reject_<key>;
-    REJECT_REASONS has the texts)."""
+    recognition's confidence, its preshape (preshape_0, ...), and how many grasps each reason
+    rejected (db_reject_<key>; REJECT_REASONS has the texts)."""
     f = {"db_row": float(row), "db_candidate": float(placed.candidate[row]),
          "db_quality": float(placed.quality[row]), "db_pfc": float(placed.pfc[row]),
          "db_consistency": float(result.consistency[row]),
          "pose_confidence": float(rec.confidence), "db_grasps": float(len(placed)),
          "fit_rmse_m": math.nan if rec.fit_rmse_m is None else float(rec.fit_rmse_m)}
     f = {k: v for k, v in f.items() if math.isfinite(v)}   # the trial log keeps finite ones
+    for k, q in enumerate(() if preshape is None else preshape):
+        f[f"preshape_{k}"] = float(q)   # the joint targets, rad or m
     for code, n in result.counts().items():
         f["db_kept" if code == KEPT else f"db_reject_{REJECT_KEYS[code]}"] = float(n)
     return f
@@ -209,8 +221,7 @@ def _read_preshapes(path: str, object_name: str, hand: str) -> dict[int, np.ndar
     """candidate -> preshape (joint targets, rad or m) of an object's grasps for a hand,
     read-only. (GraspTable has no preshape column yet: at merge this can move into
     scoring.GraspDatabase.grasps.)"""
-    uri = f"file:{path}?mode=ro"
-    with sqlite3.connect(uri, uri=True) as con:
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
         rows = con.execute(
             """SELECT g.candidate, g.preshape FROM grasps g
                JOIN objects o ON o.id = g.object_id JOIN hands h ON h.id = g.hand_id

@@ -75,6 +75,8 @@ def test_the_source_proposes_the_best_kept_grasp_and_chooses_it_with_the_hands_p
     n_cone = int((d.result.reason == 1).sum())
     assert n_cone > 0 and choice.features["db_reject_cone"] == n_cone
     assert choice.features["db_kept"] == int(d.result.keep.sum())
+    assert [choice.features[f"preshape_{k}"] for k in range(len(choice.preshape))] == \
+        list(choice.preshape)
     assert {"search", "silhouette"} <= set(clock.stage_s)
 
 
@@ -143,6 +145,11 @@ def test_a_hand_the_database_lacks_is_refused_naming_the_cell_file_key(db_path):
         path=str(db_path), hand="underactuated"))
     setup = SourceSetup(config, None, None, np.random.default_rng(0), None, NO_TRUTH)
     with pytest.raises(Exception, match="'database.hand'"):
+        DatabaseSource(setup, recogniser=truth_recogniser(tabletop()))
+    missing = msgspec.structs.replace(config, database=DatabaseConfig(
+        path=str(db_path.parent / "none.sqlite"), hand=HAND))
+    setup = SourceSetup(missing, None, None, np.random.default_rng(0), None, NO_TRUTH)
+    with pytest.raises(Exception, match="'database.path'.*none.sqlite"):
         DatabaseSource(setup, recogniser=truth_recogniser(tabletop()))
 
 
