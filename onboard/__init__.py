@@ -1,8 +1,9 @@
 """graspline onboard: the picking cell (loop, devices, endpoint), its cell file, the trial
 log and the validation report (see docs/design.md)."""
 from ._cell import PickingCell, make_picking_service, open_picking_cell
-from ._cellfile import (CameraConfig, CellConfig, CellFileError, GripperConfig, SegmenterConfig,
-                        SimConfig, config_hash, load_cell_file, parse_cell_file, sim_cell_file)
+from ._cellfile import (CameraConfig, CellConfig, CellFileError, DatabaseConfig, GripperConfig,
+                        SegmenterConfig, SimConfig, config_hash, load_cell_file, parse_cell_file,
+                        sim_cell_file)
 from ._devices import CellSetupError
 from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
 from ._report import roc_auc, wilson_interval, write_report
@@ -15,6 +16,7 @@ from .loop import Execution, PickingLoop, Plan, StageClock
 
 __all__ = [
     "CameraConfig",
+    "DatabaseConfig",
     "GripperConfig",
     "SegmenterConfig",
     "SimConfig",

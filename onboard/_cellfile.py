@@ -125,6 +125,23 @@ class ScoringConfig(_Strict):
     deep_insertion_m: float = 0.03
 
 
+class DatabaseConfig(_Strict):
+    """The grasp database as a grasp source for a multi-finger hand (docs/cell-file.md):
+    path : the SQLite file (``graspline db build --out``); hand : the hand's name in it.
+    rank_by : "quality" (Kim et al.'s simulated ranking) or "pfc" (Weisz & Allen's P(fc)).
+    approach_cone_deg : a grasp's approach must lie within this angle of straight down.
+    workspace_m : [[xmin, ymin, zmin], [xmax, ymax, zmax]], base frame: where a grasp's TCP
+    may be. collision_margin_m : clearance the hand keeps from the scene (height map)."""
+
+    path: str
+    hand: str
+    rank_by: Literal["quality", "pfc"] = "quality"
+    approach_cone_deg: float = 30.0
+    workspace_m: list[list[float]] = msgspec.field(
+        default_factory=lambda: [[-0.4, -0.3, 0.0], [0.4, 0.3, 0.5]])
+    collision_margin_m: float = 0.005
+
+
 class ServerConfig(_Strict):
     """The robot-controller endpoint: address to bind (loopback unless set) and port."""
 
@@ -157,7 +174,7 @@ class CellConfig(_Strict):
     arm: ArmConfig = ArmConfig()
     calibration: CalibrationConfig = CalibrationConfig()
     scoring: ScoringConfig = ScoringConfig()
-    database: str | None = None
+    database: DatabaseConfig | None = None   # None: the parallel-jaw image search alone
     log_dir: str = "trials"
     budgets_s: dict[str, float] = msgspec.field(default_factory=dict)
     server: ServerConfig = ServerConfig()
@@ -320,9 +337,33 @@ def _check_values(config: CellConfig, source: str) -> None:
     for label, kg in config.scoring.masses_kg.items():
         if not (math.isfinite(kg) and kg > 0):
             raise CellFileError(f"{source}: key 'scoring.masses_kg.{label}' must be > 0, got {kg!r}")
+    if config.database is not None:
+        _check_database(config.database, source)
     if config.camera.kind == "recording" and not config.camera.recording:
         raise CellFileError(f"{source}: key 'camera.recording' must name a .db3 file when "
                             f"camera.kind is 'recording'")
+
+
+def _check_database(db: DatabaseConfig, source: str) -> None:
+    """The database section's ranges; CellFileError naming the key and the value."""
+    if not db.path:
+        raise CellFileError(f"{source}: key 'database.path' must name the grasp database file, "
+                            f"got {db.path!r}")
+    if not db.hand:
+        raise CellFileError(f"{source}: key 'database.hand' must name a hand of the database, "
+                            f"got {db.hand!r}")
+    if not (math.isfinite(db.approach_cone_deg) and 0 <= db.approach_cone_deg <= 180):
+        raise CellFileError(f"{source}: key 'database.approach_cone_deg' must be in [0, 180], "
+                            f"got {db.approach_cone_deg!r}")
+    if not (math.isfinite(db.collision_margin_m) and db.collision_margin_m >= 0):
+        raise CellFileError(f"{source}: key 'database.collision_margin_m' must be >= 0, "
+                            f"got {db.collision_margin_m!r}")
+    box = db.workspace_m
+    if (len(box) != 2 or any(len(c) != 3 for c in box)
+            or not all(math.isfinite(v) for c in box for v in c)
+            or not all(lo < hi for lo, hi in zip(*box))):
+        raise CellFileError(f"{source}: key 'database.workspace_m' must be [[xmin, ymin, zmin], "
+                            f"[xmax, ymax, zmax]] in metres with each min < max, got {box!r}")
 
 
 def resolve_paths(config: CellConfig, base: Path) -> CellConfig:
@@ -337,7 +378,10 @@ def resolve_paths(config: CellConfig, base: Path) -> CellConfig:
                                             hand_eye=fix(cal.hand_eye), depth=fix(cal.depth),
                                             gripper=fix(cal.gripper)),
         camera=msgspec.structs.replace(config.camera, recording=fix(config.camera.recording)),
-        database=fix(config.database), log_dir=fix(config.log_dir) or config.log_dir,
+        database=(None if config.database is None else
+                  msgspec.structs.replace(config.database, path=fix(config.database.path)
+                                          or config.database.path)),
+        log_dir=fix(config.log_dir) or config.log_dir,
         sim=msgspec.structs.replace(config.sim, ycb_dir=fix(config.sim.ycb_dir),
                                     gripper_mjcf=fix(config.sim.gripper_mjcf)))
 

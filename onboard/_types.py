@@ -24,6 +24,8 @@ class GraspChoice:
     x_px, y_px, theta_rad : the grasp in the silhouette image (column, row, closing angle).
     features : raw features and their scores by name (d_t, r_r_rad, s_a_rad, s_f_px, ...).
     source : "image_search" (Tan et al.'s measure) or "database" (step 8).
+    preshape : the hand's joint targets before closing (rad or m), for a multi-finger hand's
+    database grasp; None for the parallel jaw.
     """
 
     trial_id: int
@@ -40,6 +42,7 @@ class GraspChoice:
     theta_rad: float
     n_candidates: int
     stage_s: dict[str, float] = field(default_factory=dict)
+    preshape: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

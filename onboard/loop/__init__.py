@@ -6,6 +6,10 @@
     _source.py        the grasp-source seam: GraspSource, Proposal, SourceSetup, FailedGrasps
     _image_search.py  ImageSearch, the first source: parallel-jaw grasps searched in the
                       silhouette image
+    _db_grasps.py     database grasps placed by the object's pose, filtered against the scene
+                      (reach, height-map collision, image consistency), ranked; GraspIndex
+    _database_source.py  DatabaseSource, the multi-finger source (the cell file's database
+                      section turns it on): recognise, place, filter, propose
     _draws.py         validate mode: a grasp drawn across the score levels
     _executor.py      Executor: Plan -> Execution (approach, grip, after-image, lift, judge,
                       place); safe stop on any fault
@@ -16,11 +20,16 @@
     _loop.py          PickingLoop
 """
 from ._clock import StageClock
+from ._database_source import (DatabaseDetail, DatabaseSource, Recognition, Recogniser,
+                               database_source, ground_truth_recogniser)
+from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, GraspIndex,
+                         HandVolume, HeightMap, PlacedGrasps, filter_grasps,
+                         filter_grasps_reference, height_map, place_grasps)
 from ._draws import LEVELS, LevelDraw, draw_across_levels
 from ._executor import Executor
 from ._image_search import ImageSearch
 from ._loop import PickingLoop
-from ._planner import GRASP_SOURCES, Planner
+from ._planner import GRASP_SOURCES, OPTIONAL_SOURCES, Planner, grasp_sources
 from ._record import trial_images, trial_record
 from ._source import FailedGrasps, GraspSource, Proposal, SourceSetup
 from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, SimulatedTruth
@@ -28,27 +37,46 @@ from ._types import Execution, LoopState, Plan
 
 __all__ = [
     "CellTruth",
+    "database_source",
+    "DatabaseDetail",
+    "DatabaseFilterSettings",
+    "DatabaseSource",
+    "draw_across_levels",
     "Execution",
     "Executor",
     "FailedGrasps",
+    "filter_grasps",
+    "filter_grasps_reference",
+    "FilterResult",
     "GRASP_SOURCES",
+    "grasp_sources",
+    "GraspIndex",
     "GraspSource",
     "GraspTruth",
+    "ground_truth_recogniser",
+    "HandVolume",
+    "height_map",
+    "HeightMap",
     "ImageSearch",
-    "LEVELS",
     "LevelDraw",
+    "LEVELS",
     "LoopState",
     "NO_TRUTH",
     "NoTruth",
     "ObjectWatch",
+    "OPTIONAL_SOURCES",
     "PickingLoop",
+    "place_grasps",
+    "PlacedGrasps",
     "Plan",
     "Planner",
     "Proposal",
+    "Recogniser",
+    "Recognition",
+    "REJECT_REASONS",
     "SimulatedTruth",
     "SourceSetup",
     "StageClock",
-    "draw_across_levels",
     "trial_images",
     "trial_record",
 ]

@@ -28,7 +28,7 @@ from .._types import GraspChoice, NoGrasp
 from ._clock import StageClock
 from ._executor import NO_ARM, Executor
 from ._image_search import ImageSearch
-from ._planner import GRASP_SOURCES, Planner
+from ._planner import Planner, grasp_sources
 from ._record import trial_images, trial_mode, trial_record
 from ._source import FailedGrasps, SourceSetup
 from ._truth import NO_TRUTH, CellTruth
@@ -43,13 +43,15 @@ class PickingLoop:
     truth : the simulator's ground-truth port (SimulatedTruth); None on hardware (NO_TRUTH).
     mode : "best" (the top grasp) or "validate" (grasps drawn across the score levels).
     seed : of the loop's one random stream (searches and validate-mode draws).
+    recogniser : frame, mask -> Recognition, for the database source (the cell file's
+    ``database`` section); None: the simulated cell's ground truth where there is one.
     Replacing ``config`` or ``mode`` reaches the planner, the executor and the sources.
     """
 
     def __init__(self, config: CellConfig, *, camera: Camera, segmenter: Segmenter,
                  gripper: Gripper, arm: ArmController | None, trial_log, cell_hash: str,
                  truth: CellTruth | None = None, mode: str = "best",
-                 seed: int | None = 0) -> None:
+                 seed: int | None = 0, recogniser=None) -> None:
         if mode not in ("best", "validate"):
             raise ValueError(f"mode must be 'best' or 'validate', got {mode!r}")
         self.segmenter, self.arm = segmenter, arm
@@ -62,8 +64,8 @@ class PickingLoop:
         self.place = _down_pose(config.arm.place_m)
         self.failed = FailedGrasps()
         setup = SourceSetup(config, self.projection, self.jaw, np.random.default_rng(seed),
-                            segmenter, self.truth, self.failed)
-        sources = [make(setup) for make in GRASP_SOURCES]
+                            segmenter, self.truth, self.failed, recogniser)
+        sources = [make(setup) for make in grasp_sources(config)]
         self._image_search = next(s for s in sources if isinstance(s, ImageSearch))
         self.planner = Planner(config, camera=camera, segmenter=segmenter, arm=arm,
                                home=self.home, state=self.state, truth=self.truth,

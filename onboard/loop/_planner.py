@@ -3,6 +3,7 @@ and the best proposal chosen; a NoGrasp that says why when there is none."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import numpy as np
 
@@ -13,17 +14,28 @@ from vision import ObjectMask, Segmenter
 from .._cellfile import CellConfig
 from .._types import NoGrasp
 from ._clock import StageClock
+from ._database_source import database_source
 from ._image_search import ImageSearch
-from ._source import GraspSource, Proposal
+from ._source import GraspSource, Proposal, SourceSetup
 from ._truth import CellTruth
 from ._types import LoopState, Plan
 
 # The grasp sources every plan asks, in this order (the first of equal scores wins): each
 # is built with a SourceSetup. A new source is a module beside _image_search.py and one
-# entry here.
+# entry here, or in OPTIONAL_SOURCES when a cell file section turns it on.
 GRASP_SOURCES = (ImageSearch,)
+# Sources a cell file turns on by its own section: (the CellConfig field, the factory).
+OPTIONAL_SOURCES = (("database", database_source),)
 
 log = logging.getLogger("graspline.loop")
+
+
+def grasp_sources(config: CellConfig) -> tuple[Callable[[SourceSetup], GraspSource], ...]:
+    """The sources a cell's plans ask: GRASP_SOURCES, then each optional source whose cell
+    file section is set (the database for a multi-finger hand). Without those sections the
+    list is GRASP_SOURCES alone and the loop plans as it always did."""
+    return GRASP_SOURCES + tuple(make for key, make in OPTIONAL_SOURCES
+                                 if getattr(config, key) is not None)
 
 
 class Planner:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -51,7 +52,9 @@ class SourceSetup:
     """What a grasp source is built with: the cell file, the fingers as the scorer sees them
     (projection in pixels of the silhouette, jaw in metres), the loop's random generator (one
     stream for the whole loop, so a seed repeats a run), the segmenter (its support plane),
-    the ground-truth port, and the failed grasps not to retry."""
+    the ground-truth port, the failed grasps not to retry, and the object recogniser the
+    database source asks (frame, mask -> Recognition; None: the simulated cell's ground
+    truth where there is one)."""
 
     config: CellConfig
     projection: GripperProjection
@@ -60,6 +63,7 @@ class SourceSetup:
     segmenter: Segmenter | None
     truth: CellTruth
     failed: FailedGrasps = field(default_factory=FailedGrasps)
+    recogniser: Callable | None = None
 
 
 @dataclass(frozen=True)
