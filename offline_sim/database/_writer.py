@@ -67,10 +67,13 @@ class GraspDatabaseWriter:
             if row is None:
                 self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 self._db.execute("INSERT INTO meta VALUES ('created', ?)", (_now(),))
-            elif int(row[0]) == 1:
+            elif int(row[0]) in (1, 2):
                 # version 1 lacks the targets table (just created above) and the build's pid;
-                # its grasps keep their rows and count as built from unrecorded inputs
-                self._db.execute("ALTER TABLE build_log ADD COLUMN pid INTEGER")
+                # its grasps keep their rows and count as built from unrecorded inputs.
+                # Versions 1 and 2 lack objects.points: NULL until a build gives the sample.
+                if int(row[0]) == 1:
+                    self._db.execute("ALTER TABLE build_log ADD COLUMN pid INTEGER")
+                self._db.execute("ALTER TABLE objects ADD COLUMN points BLOB")
                 self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                  (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
@@ -92,26 +95,36 @@ class GraspDatabaseWriter:
 
     def object_id(self, name: str, *, mesh_path: str | None = None, mesh_sha256: str | None = None,
                   scale: float = 1.0, mass_kg: float | None = None, radius_m: float | None = None,
-                  stable_poses: np.ndarray | None = None, replace: bool = False) -> int:
+                  stable_poses: np.ndarray | None = None, points: np.ndarray | None = None,
+                  replace: bool = False) -> int:
         """Id of the object, adding it the first time; the same name with another mesh is an
-        error unless replace, which rewrites the object's row (its grasps are the caller's)."""
-        row = self._db.execute("SELECT id, mesh_sha256 FROM objects WHERE name=?", (name,)).fetchone()
+        error unless replace, which rewrites the object's row (its grasps are the caller's).
+
+        points : (N, 3) surface sample, object frame, metres. An existing row without one (a
+        file from before schema 3) gets it filled in, and nothing else of the row changes.
+        """
+        row = self._db.execute("SELECT id, mesh_sha256, points IS NULL FROM objects WHERE name=?",
+                               (name,)).fetchone()
         values = (mesh_path, mesh_sha256, scale, _opt(mass_kg), _opt(radius_m),
-                  None if stable_poses is None else to_blob(stable_poses))
+                  None if stable_poses is None else to_blob(stable_poses),
+                  None if points is None else to_blob(points))
         if row is not None:
             if replace:
                 with self._transaction():
                     self._db.execute("UPDATE objects SET mesh_path=?, mesh_sha256=?, scale=?, "
-                                     "mass_kg=?, radius_m=?, stable_poses=? WHERE id=?",
+                                     "mass_kg=?, radius_m=?, stable_poses=?, points=? WHERE id=?",
                                      (*values, row[0]))
             elif mesh_sha256 is not None and row[1] not in (None, mesh_sha256):
                 raise GraspDatabaseError(f"{self.path}: object {name!r} was built from another mesh "
                                          f"(sha256 {row[1][:12]}…, now {mesh_sha256[:12]}…)")
+            elif points is not None and row[2]:
+                with self._transaction():
+                    self._db.execute("UPDATE objects SET points=? WHERE id=?", (values[-1], row[0]))
             return int(row[0])
         with self._transaction():
             cur = self._db.execute(
                 "INSERT INTO objects (name, mesh_path, mesh_sha256, scale, mass_kg, radius_m, "
-                "stable_poses) VALUES (?, ?, ?, ?, ?, ?, ?)", (name, *values))
+                "stable_poses, points) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (name, *values))
         return int(cur.lastrowid)
 
     def hand_id(self, name: str, version: str, params: dict) -> int:
