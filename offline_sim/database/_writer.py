@@ -73,7 +73,8 @@ class GraspDatabaseWriter:
                 # Versions 1 and 2 lack objects.points: NULL until a build gives the sample.
                 if int(row[0]) == 1:
                     self._db.execute("ALTER TABLE build_log ADD COLUMN pid INTEGER")
-                self._db.execute("ALTER TABLE objects ADD COLUMN points BLOB")
+                if "points" not in {r[1] for r in self._db.execute("PRAGMA table_info(objects)")}:
+                    self._db.execute("ALTER TABLE objects ADD COLUMN points BLOB")
                 self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                  (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
