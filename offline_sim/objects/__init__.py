@@ -6,11 +6,10 @@ figures. trimesh and coacd are imported only by the functions that use them.
 from ._figure_views import FIGURE_VIEWS, figure_scene, scene_footprint
 from ._meshes import (BUILTIN_OBJECTS, DEFAULT_DENSITY, Decomposition, GraspObject, builtin_object,
                       decompose, load_object, object_mjcf)
-from ._surface import SURFACE_POINTS, surface_points
 from ._tabletop import (ObjectSpec, TabletopScene, build_tabletop_scene, object_points,
                         random_specs, support_points, ycb_specs)
 
 __all__ = ["BUILTIN_OBJECTS", "DEFAULT_DENSITY", "Decomposition", "FIGURE_VIEWS", "GraspObject",
-           "ObjectSpec", "SURFACE_POINTS", "TabletopScene", "build_tabletop_scene", "builtin_object", "decompose",
+           "ObjectSpec", "TabletopScene", "build_tabletop_scene", "builtin_object", "decompose",
            "figure_scene", "load_object", "object_mjcf", "object_points", "random_specs",
-           "scene_footprint", "support_points", "surface_points", "ycb_specs"]
+           "scene_footprint", "support_points", "ycb_specs"]

@@ -163,8 +163,7 @@ def run_build(args: argparse.Namespace) -> int:
     """Build (or resume) the database; one progress bar per object."""
     from offline_sim.database import (BuildInputsChanged, BuildTarget, HandSource,
                                       SimEvaluatorFactory, build_database, hand_digest,
-                                      object_sources)
-    from offline_sim.objects import surface_points
+                                      object_sources, surface_points)
     from offline_sim.quality import MonteCarloSettings
 
     for name in ("candidates", "samples"):

@@ -159,11 +159,7 @@ def test_schema_2_file_serves_grasps_refuses_points_and_a_writer_fills_them_in(t
         box = db.object_id("box", mass_kg=0.2, radius_m=0.05, stable_poses=np.eye(4)[None])
         db.write_batch(box, db.hand_id("parallel", "1", {}), [record(0, 0.5)])
     con = sqlite3.connect(path)  # make it what a schema-2 build left
-    # (rebuilt, not DROP COLUMN: SQLite cannot drop a last column that has a comment after it)
-    con.executescript("CREATE TABLE o2 AS SELECT id, name, mesh_path, mesh_sha256, scale, mass_kg, "
-                      "radius_m, stable_poses FROM objects; DROP TABLE objects; "
-                      "ALTER TABLE o2 RENAME TO objects; "
-                      "UPDATE meta SET value='2' WHERE key='schema_version';")
+    con.executescript(SCHEMA_2_OBJECTS)
     before = con.execute("SELECT * FROM objects").fetchall()
     con.close()
     with GraspDatabase(path) as read:
@@ -184,3 +180,18 @@ def test_schema_2_file_serves_grasps_refuses_points_and_a_writer_fills_them_in(t
         assert read.schema_version == 3
         np.testing.assert_array_equal(read.object_points("box"), points)
         assert len(read.grasps("box", "parallel")) == 1
+
+
+# schema 2's objects table, rebuilt from a newer file's (SQLite's DROP COLUMN cannot drop a last
+# column with a comment after it)
+SCHEMA_2_OBJECTS = """
+CREATE TABLE o2 (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, mesh_path TEXT,
+                 mesh_sha256 TEXT, scale REAL NOT NULL DEFAULT 1.0, mass_kg REAL, radius_m REAL,
+                 stable_poses BLOB);
+INSERT INTO o2 SELECT id, name, mesh_path, mesh_sha256, scale, mass_kg, radius_m, stable_poses
+FROM objects;
+PRAGMA foreign_keys = OFF;
+DROP TABLE objects;
+ALTER TABLE o2 RENAME TO objects;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+"""

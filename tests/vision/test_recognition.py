@@ -14,8 +14,8 @@ pytest.importorskip("trimesh")
 
 from geometry import pose, rotvec_to_matrix, transform_points  # noqa: E402
 from offline_sim.cell import SimCell, SimCellSettings  # noqa: E402
-from offline_sim.database import GraspDatabaseWriter  # noqa: E402
-from offline_sim.objects import BUILTIN_OBJECTS, builtin_object, surface_points  # noqa: E402
+from offline_sim.database import GraspDatabaseWriter, surface_points  # noqa: E402
+from offline_sim.objects import BUILTIN_OBJECTS, builtin_object  # noqa: E402
 from scoring import GraspDatabase, GraspDatabaseError  # noqa: E402
 from vision import (ObjectMask, ObjectModel, Recognition, TabletopSegmenter,  # noqa: E402
                     fit_support_plane, models_from_database, prepare_models, recognise,
