@@ -396,13 +396,15 @@ def _outside(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(~np.isin(_cell_keys(a), near)))
 
 
-def _fit(seen_pts: np.ndarray, seen: _TopView, view: _View, lib: ModelLibrary) -> _Fit:
-    """Best fit of one (model, stable pose) to the seen points (table frame, metres)."""
+def _fit(seen_pts: np.ndarray, seen: _TopView, view: _View, lib: ModelLibrary,
+         icp: bool = True) -> _Fit:
+    """Best fit of one (model, stable pose) to the seen points (table frame, metres); without
+    icp, the best of the start poses as they are."""
     model = lib.models[view.model]
     T_stable = model.stable_poses[view.pose]
     fits = []
     for T0 in _start_poses(seen, view, T_stable):
-        T = _onto_stable_pose(register_points(seen_pts, model.points, T0), T_stable)
+        T = _onto_stable_pose(register_points(seen_pts, model.points, T0), T_stable) if icp else T0
         d = lib.distances(view.model, transform_points(invert(T), seen_pts))
         fits.append((float(np.sqrt(np.mean(np.minimum(d, TRUNCATE_M) ** 2))), T))
     rmse, T = min(fits, key=lambda f: f[0])
@@ -439,7 +441,7 @@ def _unknown(why: str, best: _Fit | None = None, confidence: float = 0.0) -> Rec
 def recognise(frame: RGBDFrame, mask: ObjectMask, models: Sequence[ObjectModel] | ModelLibrary,
               *, support: SupportPlane | None, min_confidence: float = 0.5,
               max_candidates: int = 3, max_points: int = 800, seed: int | None = 0,
-              max_range_m: float = 5.0) -> Recognition:
+              max_range_m: float = 5.0, icp: bool = True) -> Recognition:
     """Which model the masked object is, and its pose ``T_base_object`` (metres, base frame).
 
     frame : needs T_base_camera. mask : the object's pixels (a label naming a model is tried
@@ -447,7 +449,8 @@ def recognise(frame: RGBDFrame, mask: ObjectMask, models: Sequence[ObjectModel] 
     prepared on every call). support : the plane the object rests on (camera frame of this
     frame), None to fit one. min_confidence : below it the object is reported unknown, with
     the best guess in ``why``. max_candidates : (model, stable pose) pairs refined by ICP.
-    max_points : seen points used (a seeded subsample).
+    max_points : seen points used (a seeded subsample). icp : False skips the ICP and keeps
+    the principal-axes start poses as they are (the benchmark's baseline).
     """
     from ._tabletop import fit_support_plane
 
@@ -486,7 +489,7 @@ def recognise(frame: RGBDFrame, mask: ObjectMask, models: Sequence[ObjectModel] 
     result = None
     for only in tries:
         result = _recognise_among(seen_pts, seen, lib, only, max_candidates, T_base_table,
-                                  min_confidence)
+                                  min_confidence, icp)
         if result.name is not None:
             return result
     return result
@@ -494,7 +497,7 @@ def recognise(frame: RGBDFrame, mask: ObjectMask, models: Sequence[ObjectModel] 
 
 def _recognise_among(seen_pts, seen: _TopView, lib: ModelLibrary, only: list[int] | None,
                      max_candidates: int, T_base_table: np.ndarray,
-                     min_confidence: float) -> Recognition:
+                     min_confidence: float, icp: bool = True) -> Recognition:
     """recognise() over the models listed in only (None: all)."""
     scored = [(_feature_distance(seen, v.top), k) for k, v in enumerate(lib.views)
               if only is None or v.model in only]
@@ -508,7 +511,8 @@ def _recognise_among(seen_pts, seen: _TopView, lib: ModelLibrary, only: list[int
     for _, k in scored:
         if lib.views[k].model not in {lib.views[j].model for j in picked}:
             picked.append(k)
-    fits = sorted((_fit(seen_pts, seen, lib.views[k], lib) for k in picked), key=lambda f: f.cost)
+    fits = sorted((_fit(seen_pts, seen, lib.views[k], lib, icp) for k in picked),
+                  key=lambda f: f.cost)
     best = fits[0]
     other = next((f for f in fits if f.view.model != best.view.model), None)
     fit_term = math.exp(-0.5 * (best.rmse_m / FIT_SIGMA_M) ** 2)
