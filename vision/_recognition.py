@@ -519,11 +519,15 @@ def _recognise_among(seen_pts, seen: _TopView, lib: ModelLibrary, only: list[int
     shape_term = math.exp(-0.5 * (best.unexplained / UNEXPLAINED_SCALE) ** 2)
     margin = 1.0 if other is None else min(1.0, (other.cost - best.cost)
                                           / max(other.cost, 1e-9) / MARGIN_FULL)
-    pose_margin = min(1.0, (best.alt_rmse_m - best.rmse_m) / best.alt_rmse_m / POSE_MARGIN_FULL
-                      ) if math.isfinite(best.alt_rmse_m) else 1.0
+    # the best fit of the same object in a pose its symmetry does not explain: from another
+    # start in the same stable pose, or in another stable pose (a mug on its side, end for end)
+    name = lib.models[best.view.model].name
+    alt = min([best.alt_rmse_m] + [
+        f.rmse_m for f in fits[1:] if f.view.model == best.view.model
+        and lib.pose_error(name, f.T_table_object, best.T_table_object)[1] > DISTINCT_RAD])
+    pose_margin = min(1.0, (alt - best.rmse_m) / alt / POSE_MARGIN_FULL) if math.isfinite(alt) else 1.0
     confidence = float(np.clip(fit_term * shape_term * (0.5 + 0.5 * margin)
                                * (0.5 + 0.5 * pose_margin), 0.0, 1.0))
-    name = lib.models[best.view.model].name
     if confidence < min_confidence:
         return _unknown(f"best match {name!r} (stable pose {best.view.pose}) fits with "
                         f"{best.rmse_m * 1000:.1f} mm RMS, {best.unexplained:.0%} of its top view unexplained"
