@@ -104,7 +104,8 @@ def main() -> None:
             print(f"table {t + 1}/{args.tables}: {len(seen)} objects", flush=True)
 
     print(f"\nrecognition on {args.tables} simulated tables (seed {args.seed}), 640 x 480, depth "
-          f"noise on, {args.candidates} candidates refined; models prepared in {prep_s:.2f} s; {partial_masks} masks split or merged "
+          f"noise on, {args.candidates} candidates refined; models prepared in {prep_s:.2f} s; "
+          f"{partial_masks} masks split or merged "
           f"by the segmenter left out")
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"numpy {np.__version__}\n")
@@ -118,7 +119,8 @@ def main() -> None:
             if not s:
                 continue
             print(f"{name:<10} {variant:<7} {len(s['right']):>3} {np.mean(s['right']):>6.0%} "
-                  f"{np.mean(s['unknown']):>5.0%} {np.mean(s['wrong']):>6.0%} {pct(s['mm'], 50):>7.1f} {pct(s['mm'], 95):>7.1f} "
+                  f"{np.mean(s['unknown']):>5.0%} {np.mean(s['wrong']):>6.0%} "
+                  f"{pct(s['mm'], 50):>7.1f} {pct(s['mm'], 95):>7.1f} "
                   f"{pct(s['deg'], 50):>8.1f} {pct(s['deg'], 95):>8.1f} {pct(s['ms'], 50):>7.0f} "
                   f"{pct(s['ms'], 99):>7.0f}  {lib.symmetry(name) if variant == 'icp' else ''}")
     for variant in ("icp", "no_icp"):

@@ -38,7 +38,7 @@ from typing import Sequence
 import numpy as np
 
 from drivers.camera import RGBDFrame
-from geometry import invert, pose, rotation_angle, rotvec_to_matrix, transform_points
+from geometry import invert, pose, rotvec_to_matrix, transform_points
 
 from ._camera import valid_depth
 from ._types import ObjectMask, SupportPlane
@@ -88,8 +88,10 @@ class Recognition:
 
     name : database object name; None when unknown (then ``why`` says why). T_base_object :
     (4, 4) pose in the base frame, metres. confidence : 0..1, about the pose modulo the
-    object's symmetry. stable_pose : index into ObjectModel.stable_poses. fit_rmse_m : RMS
-    distance of the seen points to the model's surface (clipped at 1 cm), metres.
+    object's symmetry; below recognise's min_confidence the object is reported unknown.
+    stable_pose : index into ObjectModel.stable_poses. fit_rmse_m : RMS distance of the seen
+    points to the model's surface (its tangent planes; each clipped at 1 cm), metres. why : one
+    line, for an unknown object or a confidence under 0.8.
     """
 
     name: str | None
@@ -530,13 +532,13 @@ def _recognise_among(seen_pts, seen: _TopView, lib: ModelLibrary, only: list[int
                                * (0.5 + 0.5 * pose_margin), 0.0, 1.0))
     if confidence < min_confidence:
         return _unknown(f"best match {name!r} (stable pose {best.view.pose}) fits with "
-                        f"{best.rmse_m * 1000:.1f} mm RMS, {best.unexplained:.0%} of its top view unexplained"
-                        + ("" if other is None else
-                           f", next {lib.models[other.view.model].name!r}")
-                        + f": confidence {confidence:.2f} < {min_confidence}", best, confidence)
+                        f"{best.rmse_m * 1000:.1f} mm RMS, {best.unexplained:.0%} of its top "
+                        f"view unexplained, margin to other objects {max(margin, 0):.2f}, to "
+                        f"other poses {max(pose_margin, 0):.2f}: confidence {confidence:.2f} < "
+                        f"{min_confidence}", best, confidence)
     why = "" if confidence >= 0.8 else (f"fit {best.rmse_m * 1000:.1f} mm RMS, "
-                                        f"{best.unexplained:.0%} of the top view unexplained, margin to other objects "
-                                        f"{max(margin, 0):.2f}, to other poses "
-                                        f"{max(pose_margin, 0):.2f}")
+                                        f"{best.unexplained:.0%} of the top view unexplained, "
+                                        f"margin to other objects {max(margin, 0):.2f}, "
+                                        f"to other poses {max(pose_margin, 0):.2f}")
     return Recognition(name, T_base_table @ best.T_table_object, confidence, best.view.pose,
                        best.rmse_m, why)
