@@ -130,6 +130,17 @@ class GraspTable:
 
 
 @dataclass(frozen=True)
+class ObjectShape:
+    """What the database keeps of an object's shape, for recognising it onboard: points (N, 3)
+    float64 surface sample, object frame, metres; stable_poses (S, 4, 4) ``T_table_object``.
+    (vision.ObjectModel is built from it: scoring cannot import vision.)"""
+
+    name: str
+    points: np.ndarray
+    stable_poses: np.ndarray
+
+
+@dataclass(frozen=True)
 class TargetState:
     """How far one (object, hand) target of a build got: done of n_candidates grasps written;
     status "building" (until every candidate is written) or "finished"; version : hash of
@@ -281,3 +292,8 @@ class GraspDatabase:
                 f"{self.path}: object {object_name!r} has no surface sample (written by a build "
                 f"that did not give one): run `graspline db build` on it again to add it")
         return from_blob(blob, (-1, 3))
+
+    def object_models(self) -> list[ObjectShape]:
+        """Every object's surface sample and stable poses, by name (``object_points``,
+        ``stable_poses``); GraspDatabaseError for a file or object without samples."""
+        return [ObjectShape(n, self.object_points(n), self.stable_poses(n)) for n in self.objects()]

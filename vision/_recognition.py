@@ -205,7 +205,7 @@ def prepare_models(models: Sequence[ObjectModel]) -> ModelLibrary:
 def models_from_database(db) -> list[ObjectModel]:
     """ObjectModel of every object of an open ``scoring.GraspDatabase`` (schema 3: the
     surface sample; an older file raises its GraspDatabaseError saying how to add it)."""
-    return [ObjectModel(n, db.object_points(n), db.stable_poses(n)) for n in db.objects()]
+    return [ObjectModel(o.name, o.points, o.stable_poses) for o in db.object_models()]
 
 
 # ----------------------------------------------------------------------- features

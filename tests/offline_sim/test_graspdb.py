@@ -148,6 +148,8 @@ def test_object_points_and_stable_poses_read_back_as_written(tmp_path):
         np.testing.assert_array_equal(read.stable_poses("box"), poses)
         assert read.stable_poses("bare").shape == (0, 4, 4)
         with pytest.raises(GraspDatabaseError, match="'bare' has no surface sample"):
+            read.object_models()
+        with pytest.raises(GraspDatabaseError, match="'bare' has no surface sample"):
             read.object_points("bare")
         with pytest.raises(GraspDatabaseError, match=r"no object 'mug'; it has \['bare', 'box'\]"):
             read.object_points("mug")
@@ -179,6 +181,9 @@ def test_schema_2_file_serves_grasps_refuses_points_and_a_writer_fills_them_in(t
     with GraspDatabase(path) as read:
         assert read.schema_version == 3
         np.testing.assert_array_equal(read.object_points("box"), points)
+        (shape,) = read.object_models()
+        assert shape.name == "box" and shape.points.shape == (20, 3)
+        np.testing.assert_array_equal(shape.stable_poses, np.eye(4)[None])
         assert len(read.grasps("box", "parallel")) == 1
 
 
