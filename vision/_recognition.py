@@ -442,7 +442,7 @@ def _unknown(why: str, best: _Fit | None = None, confidence: float = 0.0) -> Rec
 
 def recognise(frame: RGBDFrame, mask: ObjectMask, models: Sequence[ObjectModel] | ModelLibrary,
               *, support: SupportPlane | None, min_confidence: float = 0.5,
-              max_candidates: int = 3, max_points: int = 800, seed: int | None = 0,
+              max_candidates: int = 3, max_points: int = 400, seed: int | None = 0,
               max_range_m: float = 5.0, icp: bool = True) -> Recognition:
     """Which model the masked object is, and its pose ``T_base_object`` (metres, base frame).
 
@@ -451,7 +451,7 @@ def recognise(frame: RGBDFrame, mask: ObjectMask, models: Sequence[ObjectModel] 
     prepared on every call). support : the plane the object rests on (camera frame of this
     frame), None to fit one. min_confidence : below it the object is reported unknown, with
     the best guess in ``why``. max_candidates : (model, stable pose) pairs refined by ICP.
-    max_points : seen points used (a seeded subsample). icp : False skips the ICP and keeps
+    max_points : seen points registered (a seeded subsample; the top view uses them all). icp : False skips the ICP and keeps
     the principal-axes start poses as they are (the benchmark's baseline).
     """
     from ._tabletop import fit_support_plane
@@ -475,16 +475,16 @@ def recognise(frame: RGBDFrame, mask: ObjectMask, models: Sequence[ObjectModel] 
     if len(pts_cam) < MIN_POINTS:
         return _unknown(f"{len(pts_cam)} depth points above the support in the mask "
                         f"(need {MIN_POINTS})")
-    if len(pts_cam) > max_points:
-        keep = np.random.default_rng(seed).choice(len(pts_cam), max_points, replace=False)
-        pts_cam = pts_cam[np.sort(keep)]
     pts_base = transform_points(frame.T_base_camera, pts_cam)
     n_base, off_base = support.in_base(frame.T_base_camera)
     if n_base[2] < 0:  # the normal points to the camera's side; the table's z is up
         n_base, off_base = -n_base, -off_base
     T_base_table = _table_frame(n_base, off_base, pts_base.mean(0))
     seen_pts = transform_points(invert(T_base_table), pts_base)
-    seen = _top_view(seen_pts)
+    seen = _top_view(seen_pts)  # from every point: a sparse top view leaves cells unexplained
+    if len(seen_pts) > max_points:  # ICP and the residual need fewer
+        keep = np.random.default_rng(seed).choice(len(seen_pts), max_points, replace=False)
+        seen_pts = seen_pts[np.sort(keep)]
 
     names = [m.name for m in lib.models]
     tries = [[names.index(mask.label)], None] if mask.label in names else [None]
