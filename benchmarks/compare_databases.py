@@ -15,6 +15,9 @@ A change that edits the simulation's code also changes its code digest (targets.
 --code-changed the "code" entry of inputs is left out and version is not compared, so the
 rows still say whether anything else (every result) moved.
 
+A file of an older schema against a newer one (schema 3 added objects.points) is compared on
+the columns both have, saying so, and their schema versions are not compared.
+
 Run: .venv/bin/python benchmarks/compare_databases.py A.db B.db [--code-changed]
 """
 from __future__ import annotations
@@ -34,6 +37,9 @@ IGNORED = {
 }
 # meta keys that hold the clock of the build that created the file
 IGNORED_META = {"created"}
+# columns a newer schema added: when only one file has one, the rows are compared on the
+# columns both have, and the schema versions are not compared (both are printed)
+SCHEMA_ADDED = {"objects": {"points"}}  # schema 3: each object's surface sample
 
 
 def tables(db: sqlite3.Connection) -> list[str]:
@@ -61,7 +67,7 @@ def natural_keys(db: sqlite3.Connection) -> dict[str, dict[int, str]]:
 
 
 def compared_rows(db: sqlite3.Connection, table: str, cols: list[str],
-                  code_changed: bool = False) -> list[tuple]:
+                  code_changed: bool = False, ignored_meta: frozenset = frozenset()) -> list[tuple]:
     """The rows of table over cols, row ids and references to them replaced by natural keys
     (natural_keys; a table's own id is dropped where nothing refers to it), sorted;
     code_changed : the targets' inputs without their "code" digest."""
@@ -69,7 +75,7 @@ def compared_rows(db: sqlite3.Connection, table: str, cols: list[str],
     quoted = ", ".join(f'"{c}"' for c in cols)
     rows = db.execute(f'SELECT {quoted} FROM "{table}"').fetchall()
     if table == "meta":
-        rows = [r for r in rows if r[0] not in IGNORED_META]
+        rows = [r for r in rows if r[0] not in IGNORED_META | ignored_meta]
     if table == "targets" and code_changed and "inputs" in cols:
         i = cols.index("inputs")
         rows = [r[:i] + (_without_code(r[i]),) + r[i + 1:] for r in rows]
@@ -107,16 +113,29 @@ def compare(path_a: Path, path_b: Path, *, code_changed: bool = False, show: int
     if names_a != names_b:
         print(f"tables differ: {names_a} vs {names_b}")
         same = False
-    for table in sorted(set(names_a) & set(names_b)):
+    common = sorted(set(names_a) & set(names_b))
+    added = {t: set(columns(a, t)) ^ set(columns(b, t)) for t in common}
+    added = {t: c for t, c in added.items() if c and c <= SCHEMA_ADDED.get(t, set())}
+    ignored_meta = frozenset({"schema_version"}) if added else frozenset()
+    if added:
+        versions = [db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                    for db in (a, b)]
+        print(f"schema versions {versions[0][0] if versions[0] else None} and "
+              f"{versions[1][0] if versions[1] else None}: compared on the columns both have "
+              f"(not compared: " + ", ".join(f"{t}.{c}" for t in added for c in sorted(added[t]))
+              + ", which only one file has, and the schema version)")
+    for table in common:
         cols_a, cols_b = columns(a, table), columns(b, table)
+        if table in added:
+            cols_a = cols_b = [c for c in cols_a if c not in added[table]]
         if cols_a != cols_b:
             print(f"{table}: columns differ: {cols_a} vs {cols_b}")
             same = False
             continue
         ignored = IGNORED.get(table, set()) | ({"version"} if code_changed and table == "targets" else set())
         cols = [c for c in cols_a if c not in ignored]
-        rows_a = compared_rows(a, table, cols, code_changed)
-        rows_b = compared_rows(b, table, cols, code_changed)
+        rows_a = compared_rows(a, table, cols, code_changed, ignored_meta)
+        rows_b = compared_rows(b, table, cols, code_changed, ignored_meta)
         skipped = sorted(set(cols_a) - set(cols))
         note = f" (not compared: {', '.join(skipped)})" if skipped else ""
         if rows_a == rows_b:

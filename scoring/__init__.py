@@ -4,7 +4,7 @@ numpy and numba only; nothing of graspline is imported from here.
 """
 from ._checks import ROTATION_TOL, check_pose, check_positive, check_rotation
 from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseError,
-                       GraspTable, from_blob, to_blob)
+                       GraspTable, ObjectShape, from_blob, to_blob)
 from ._measure import (MEASURES, PreparedSilhouette, drop_off_target, grasp_region_profile,
                        prepare_silhouette, score_candidates)
 from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, narrowest_width_m,
@@ -23,6 +23,7 @@ __all__ = [
     "GraspDatabase",
     "GraspDatabaseError",
     "GraspTable",
+    "ObjectShape",
     "from_blob",
     "to_blob",
     "DepthParams",

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-SCHEMA_VERSION = 2  # 2: the targets table (what each (object, hand) was built from, its state)
+SCHEMA_VERSION = 3  # 2: the targets table (what each (object, hand) was built from, its state);
+                    # 3: objects.points, a surface sample per object (recognition onboard)
+READABLE_VERSIONS = (2, 3)  # a schema-2 file still serves its grasps; it has no object models
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -25,7 +27,8 @@ CREATE TABLE IF NOT EXISTS objects (
     scale REAL NOT NULL DEFAULT 1.0,
     mass_kg REAL,
     radius_m REAL,              -- torque scale of measure A
-    stable_poses BLOB           -- (n, 4, 4) T_table_object
+    stable_poses BLOB,          -- (n, 4, 4) T_table_object
+    points BLOB                 -- (N, 3) surface sample, object frame, metres (schema 3)
 );
 CREATE TABLE IF NOT EXISTS hands (
     id INTEGER PRIMARY KEY,
@@ -140,6 +143,17 @@ def _preshapes(blobs: list[bytes | None]) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class ObjectShape:
+    """What the database keeps of an object's shape, for recognising it onboard: points (N, 3)
+    float64 surface sample, object frame, metres; stable_poses (S, 4, 4) ``T_table_object``.
+    (vision.ObjectModel is built from it: scoring cannot import vision.)"""
+
+    name: str
+    points: np.ndarray
+    stable_poses: np.ndarray
+
+
+@dataclass(frozen=True)
 class TargetState:
     """How far one (object, hand) target of a build got: done of n_candidates grasps written;
     status "building" (until every candidate is written) or "finished"; version : hash of
@@ -178,10 +192,11 @@ class GraspDatabase:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
             raise GraspDatabaseError(f"{self.path} is not a graspline grasp database: {exc}") from exc
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        if row is None or int(row[0]) not in READABLE_VERSIONS:
             found = None if row is None else row[0]
             raise GraspDatabaseError(f"{self.path} has schema version {found}, this graspline "
-                                     f"reads version {SCHEMA_VERSION}")
+                                     f"reads versions {', '.join(map(str, READABLE_VERSIONS))}")
+        self.schema_version = int(row[0])
 
     def close(self) -> None:
         """Close the file. Safe to call twice."""
@@ -259,3 +274,40 @@ class GraspDatabase:
             pfc=col(8), samples_run=np.array([r[9] for r in rows], np.int64),
             discarded_early=np.array([bool(r[10]) for r in rows], bool),
             preshape=_preshapes([r[11] for r in rows]))
+
+    def _object_row(self, object_name: str, column: str) -> bytes | None:
+        """One column of an object's row; GraspDatabaseError naming the objects there if absent."""
+        row = self._db.execute(f"SELECT {column} FROM objects WHERE name = ?",
+                               (object_name,)).fetchone()
+        if row is None:
+            raise GraspDatabaseError(f"{self.path} has no object {object_name!r}; it has "
+                                     f"{self.objects()}")
+        return row[0]
+
+    def stable_poses(self, object_name: str) -> np.ndarray:
+        """(S, 4, 4) float64 resting poses ``T_table_object`` of an object, metres, most
+        probable first (the table's z up); (0, 4, 4) when the build recorded none."""
+        blob = self._object_row(object_name, "stable_poses")
+        if blob is None:
+            return np.zeros((0, 4, 4))
+        return from_blob(blob, (-1, 4, 4))
+
+    def object_points(self, object_name: str) -> np.ndarray:
+        """(N, 3) float64 surface sample of an object, object frame, metres (area-weighted,
+        seeded, written by the build: what onboard recognition registers depth points to)."""
+        if self.schema_version < 3:
+            raise GraspDatabaseError(
+                f"{self.path} has schema version {self.schema_version}, which predates object "
+                f"models: run the same `graspline db build` on it again (a resumed build adds "
+                f"each object's surface sample and keeps every grasp)")
+        blob = self._object_row(object_name, "points")
+        if blob is None:
+            raise GraspDatabaseError(
+                f"{self.path}: object {object_name!r} has no surface sample (written by a build "
+                f"that did not give one): run `graspline db build` on it again to add it")
+        return from_blob(blob, (-1, 3))
+
+    def object_models(self) -> list[ObjectShape]:
+        """Every object's surface sample and stable poses, by name (``object_points``,
+        ``stable_poses``); GraspDatabaseError for a file or object without samples."""
+        return [ObjectShape(n, self.object_points(n), self.stable_poses(n)) for n in self.objects()]

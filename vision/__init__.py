@@ -1,4 +1,5 @@
-"""Vision: RGB-D frames -> object masks -> silhouettes in the gripper's projection plane.
+"""Vision: RGB-D frames -> object masks -> silhouettes in the gripper's projection plane,
+and which grasp-database object a mask is, in what pose (``recognise``).
 
 Segmentation backends are chosen by name (``make_segmenter``): "tabletop" (depth only, the
 default), "maskrcnn" (torchvision, weights from a file) and "detectron2". The learned ones are
@@ -12,6 +13,8 @@ from typing import Any
 from ._base import Segmenter
 from ._errors import BackendUnavailable, VisionError, WeightsError, WeightsNotFound
 from ._figures import MIN_VISIBLE_PX, FrameFigures, evaluate_frame, mask_iou
+from ._recognition import (ModelLibrary, ObjectModel, Recognition, models_from_database,
+                           prepare_models, recognise, register_points)
 from ._registry import BACKENDS, make_segmenter, segmenter_class
 from ._silhouette import neighbours, silhouette, touching
 from ._tabletop import TabletopSegmenter, fit_support_plane
@@ -30,7 +33,10 @@ __all__ = [
     "FrameFigures",
     "MIN_VISIBLE_PX",
     "MaskRCNNSegmenter",
+    "ModelLibrary",
     "ObjectMask",
+    "ObjectModel",
+    "Recognition",
     "Segmenter",
     "Silhouette",
     "SupportPlane",
@@ -43,7 +49,11 @@ __all__ = [
     "fit_support_plane",
     "make_segmenter",
     "mask_iou",
+    "models_from_database",
     "neighbours",
+    "prepare_models",
+    "recognise",
+    "register_points",
     "segmenter_class",
     "silhouette",
     "touching",

@@ -1,5 +1,7 @@
 """Writing the grasp database: one transaction per batch, so a killed build loses nothing
-it finished and, started again, skips what is done."""
+it finished and, started again, skips what is done. Also the surface sample the database keeps
+per object (``surface_points``): here, with the writer, because it decides no grasp's results
+(this module is outside the measures' code version, so adding it changed no database's inputs)."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -13,6 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from scoring import SCHEMA_SQL, SCHEMA_VERSION, GraspDatabaseError, to_blob
+
+from ..objects import GraspObject
 
 
 @dataclass
@@ -37,6 +41,30 @@ class GraspRecord:
     normal_var: float | None = None
     seed: int | None = None
     wall_s: float | None = None
+
+
+SURFACE_POINTS = 2000  # ~4 mm apart on a 10 cm object: finer than the D400's depth noise at 0.7 m
+
+
+def surface_points(obj: GraspObject, n: int = SURFACE_POINTS, *, seed: int | None = 0) -> np.ndarray:
+    """(n, 3) float64 points on the object's surface (its ``visual`` mesh), object frame,
+    metres: triangles drawn with probability proportional to their area, points uniform in
+    each. Same seed, same points."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"surface_points: n must be an integer >= 1, got {n!r}")
+    vertices, faces = (np.asarray(a) for a in obj.visual)
+    tri = np.asarray(vertices, np.float64)[np.asarray(faces, np.int64)]      # (F, 3, 3)
+    area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+    if not area.sum() > 0:
+        raise ValueError(f"surface_points: object {obj.name!r} has no surface area")
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(tri), size=int(n), p=area / area.sum())
+    # uniform in a triangle: fold the unit square's upper half back onto the lower one
+    a, b = rng.random((2, int(n)))
+    fold = a + b > 1.0
+    a[fold], b[fold] = 1.0 - a[fold], 1.0 - b[fold]
+    t = tri[pick]
+    return t[:, 0] + a[:, None] * (t[:, 1] - t[:, 0]) + b[:, None] * (t[:, 2] - t[:, 0])
 
 
 def _now() -> str:
@@ -67,10 +95,14 @@ class GraspDatabaseWriter:
             if row is None:
                 self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 self._db.execute("INSERT INTO meta VALUES ('created', ?)", (_now(),))
-            elif int(row[0]) == 1:
+            elif int(row[0]) in (1, 2):
                 # version 1 lacks the targets table (just created above) and the build's pid;
-                # its grasps keep their rows and count as built from unrecorded inputs
-                self._db.execute("ALTER TABLE build_log ADD COLUMN pid INTEGER")
+                # its grasps keep their rows and count as built from unrecorded inputs.
+                # Versions 1 and 2 lack objects.points: NULL until a build gives the sample.
+                if int(row[0]) == 1:
+                    self._db.execute("ALTER TABLE build_log ADD COLUMN pid INTEGER")
+                if "points" not in {r[1] for r in self._db.execute("PRAGMA table_info(objects)")}:
+                    self._db.execute("ALTER TABLE objects ADD COLUMN points BLOB")
                 self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                  (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
@@ -92,26 +124,36 @@ class GraspDatabaseWriter:
 
     def object_id(self, name: str, *, mesh_path: str | None = None, mesh_sha256: str | None = None,
                   scale: float = 1.0, mass_kg: float | None = None, radius_m: float | None = None,
-                  stable_poses: np.ndarray | None = None, replace: bool = False) -> int:
+                  stable_poses: np.ndarray | None = None, points: np.ndarray | None = None,
+                  replace: bool = False) -> int:
         """Id of the object, adding it the first time; the same name with another mesh is an
-        error unless replace, which rewrites the object's row (its grasps are the caller's)."""
-        row = self._db.execute("SELECT id, mesh_sha256 FROM objects WHERE name=?", (name,)).fetchone()
+        error unless replace, which rewrites the object's row (its grasps are the caller's).
+
+        points : (N, 3) surface sample, object frame, metres. An existing row without one (a
+        file from before schema 3) gets it filled in, and nothing else of the row changes.
+        """
+        row = self._db.execute("SELECT id, mesh_sha256, points IS NULL FROM objects WHERE name=?",
+                               (name,)).fetchone()
         values = (mesh_path, mesh_sha256, scale, _opt(mass_kg), _opt(radius_m),
-                  None if stable_poses is None else to_blob(stable_poses))
+                  None if stable_poses is None else to_blob(stable_poses),
+                  None if points is None else to_blob(points))
         if row is not None:
             if replace:
                 with self._transaction():
                     self._db.execute("UPDATE objects SET mesh_path=?, mesh_sha256=?, scale=?, "
-                                     "mass_kg=?, radius_m=?, stable_poses=? WHERE id=?",
+                                     "mass_kg=?, radius_m=?, stable_poses=?, points=? WHERE id=?",
                                      (*values, row[0]))
             elif mesh_sha256 is not None and row[1] not in (None, mesh_sha256):
                 raise GraspDatabaseError(f"{self.path}: object {name!r} was built from another mesh "
                                          f"(sha256 {row[1][:12]}…, now {mesh_sha256[:12]}…)")
+            elif points is not None and row[2]:
+                with self._transaction():
+                    self._db.execute("UPDATE objects SET points=? WHERE id=?", (values[-1], row[0]))
             return int(row[0])
         with self._transaction():
             cur = self._db.execute(
                 "INSERT INTO objects (name, mesh_path, mesh_sha256, scale, mass_kg, radius_m, "
-                "stable_poses) VALUES (?, ?, ?, ?, ?, ?, ?)", (name, *values))
+                "stable_poses, points) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (name, *values))
         return int(cur.lastrowid)
 
     def hand_id(self, name: str, version: str, params: dict) -> int:

@@ -163,7 +163,7 @@ def run_build(args: argparse.Namespace) -> int:
     """Build (or resume) the database; one progress bar per object."""
     from offline_sim.database import (BuildInputsChanged, BuildTarget, HandSource,
                                       SimEvaluatorFactory, build_database, hand_digest,
-                                      object_sources)
+                                      object_sources, surface_points)
     from offline_sim.quality import MonteCarloSettings
 
     for name in ("candidates", "samples"):
@@ -201,7 +201,8 @@ def run_build(args: argparse.Namespace) -> int:
         targets.append(BuildTarget(
             src.name, hand.name, hand_version, hand.params(), n, factory,
             {"mesh_path": src.mesh_path, "mesh_sha256": obj.source_sha256, "scale": src.scale,
-             "mass_kg": obj.mass_kg, "radius_m": obj.radius_m, "stable_poses": obj.stable_poses},
+             "mass_kg": obj.mass_kg, "radius_m": obj.radius_m, "stable_poses": obj.stable_poses,
+             "points": surface_points(obj)},  # the model onboard recognition registers to
             factory.inputs()))
     command = "graspline " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:

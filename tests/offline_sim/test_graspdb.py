@@ -134,3 +134,69 @@ def test_build_killed_with_sigkill_resumes_without_loss_or_duplicates(tmp_path):
     con = sqlite3.connect(path)
     assert con.execute("SELECT COUNT(*) FROM grasps").fetchone()[0] == 200
     assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 200
+
+
+def test_object_points_and_stable_poses_read_back_as_written(tmp_path):
+    path = tmp_path / "g.db"
+    points = np.random.default_rng(0).normal(size=(50, 3))
+    poses = np.stack([np.eye(4), np.diag([1.0, -1.0, -1.0, 1.0])])
+    with GraspDatabaseWriter(path) as db:
+        db.object_id("box", stable_poses=poses, points=points)
+        db.object_id("bare")
+    with GraspDatabase(path) as read:
+        np.testing.assert_array_equal(read.object_points("box"), points)
+        np.testing.assert_array_equal(read.stable_poses("box"), poses)
+        assert read.stable_poses("bare").shape == (0, 4, 4)
+        with pytest.raises(GraspDatabaseError, match="'bare' has no surface sample"):
+            read.object_models()
+        with pytest.raises(GraspDatabaseError, match="'bare' has no surface sample"):
+            read.object_points("bare")
+        with pytest.raises(GraspDatabaseError, match=r"no object 'mug'; it has \['bare', 'box'\]"):
+            read.object_points("mug")
+
+
+def test_schema_2_file_serves_grasps_refuses_points_and_a_writer_fills_them_in(tmp_path):
+    path = tmp_path / "old.db"
+    with GraspDatabaseWriter(path) as db:
+        box = db.object_id("box", mass_kg=0.2, radius_m=0.05, stable_poses=np.eye(4)[None])
+        db.write_batch(box, db.hand_id("parallel", "1", {}), [record(0, 0.5)])
+    con = sqlite3.connect(path)  # make it what a schema-2 build left
+    con.executescript(SCHEMA_2_OBJECTS)
+    before = con.execute("SELECT * FROM objects").fetchall()
+    con.close()
+    with GraspDatabase(path) as read:
+        assert len(read.grasps("box", "parallel")) == 1
+        np.testing.assert_array_equal(read.stable_poses("box"), np.eye(4)[None])
+        with pytest.raises(GraspDatabaseError, match="schema version 2, which predates object "
+                                                     "models: run the same `graspline db build`"):
+            read.object_points("box")
+    points = np.random.default_rng(1).normal(size=(20, 3))
+    with GraspDatabaseWriter(path) as db:  # what a resumed build does with the object's row
+        assert db.object_id("box", mass_kg=0.2, radius_m=0.05, stable_poses=np.eye(4)[None],
+                            points=points) == box
+    con = sqlite3.connect(path)
+    after = con.execute("SELECT * FROM objects").fetchall()
+    con.close()
+    assert [r[:-1] for r in after] == before  # every other column bit for bit
+    with GraspDatabase(path) as read:
+        assert read.schema_version == 3
+        np.testing.assert_array_equal(read.object_points("box"), points)
+        (shape,) = read.object_models()
+        assert shape.name == "box" and shape.points.shape == (20, 3)
+        np.testing.assert_array_equal(shape.stable_poses, np.eye(4)[None])
+        assert len(read.grasps("box", "parallel")) == 1
+
+
+# schema 2's objects table, rebuilt from a newer file's (SQLite's DROP COLUMN cannot drop a last
+# column with a comment after it)
+SCHEMA_2_OBJECTS = """
+CREATE TABLE o2 (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, mesh_path TEXT,
+                 mesh_sha256 TEXT, scale REAL NOT NULL DEFAULT 1.0, mass_kg REAL, radius_m REAL,
+                 stable_poses BLOB);
+INSERT INTO o2 SELECT id, name, mesh_path, mesh_sha256, scale, mass_kg, radius_m, stable_poses
+FROM objects;
+PRAGMA foreign_keys = OFF;
+DROP TABLE objects;
+ALTER TABLE o2 RENAME TO objects;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+"""

@@ -6,6 +6,7 @@ pytest.importorskip("scipy")
 from offline_sim.database import build_database  # noqa: E402
 from onboard.cli import main  # noqa: E402
 from tests.offline_sim.test_build import interrupt_at, target  # noqa: E402
+from tests.offline_sim.test_graspdb import SCHEMA_2_OBJECTS  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +101,35 @@ def test_db_build_takes_built_in_objects_by_name_and_names_an_unknown_one(tmp_pa
     err = capsys.readouterr().err
     assert "unknown built-in object(s) ['teapot']" in err and "box" in err
     assert not (tmp_path / "g.db").exists()
+
+
+def test_db_build_writes_each_objects_surface_sample_and_a_resumed_build_adds_it_to_an_old_file(
+        tmp_path, capsys):
+    import sqlite3
+
+    import numpy as np
+
+    from scoring import GraspDatabase, GraspDatabaseError
+
+    pytest.importorskip("mujoco")
+    out = tmp_path / "g.db"
+    assert cli_build(out) == 0
+    with GraspDatabase(out) as db:
+        points = db.object_points("box")
+        grasps = db.grasps("box", "parallel")
+    assert points.shape == (2000, 3)
+    np.testing.assert_allclose(np.abs(points).max(0), [0.025, 0.04, 0.06])  # on the 5x8x12 cm box
+    con = sqlite3.connect(out)  # what a schema-2 build left: no points column
+    con.executescript(SCHEMA_2_OBJECTS)
+    con.close()
+    with GraspDatabase(out) as db, pytest.raises(GraspDatabaseError, match="predates object models"):
+        db.object_points("box")
+    capsys.readouterr()
+    assert cli_build(out) == 0  # the same command: resumes, simulates nothing, adds the sample
+    assert "0 grasps simulated now, 2 already there" in capsys.readouterr().out
+    with GraspDatabase(out) as db:
+        np.testing.assert_array_equal(db.object_points("box"), points)
+        again = db.grasps("box", "parallel")
+    np.testing.assert_array_equal(again.T_object_hand, grasps.T_object_hand)
+    np.testing.assert_array_equal(again.quality, grasps.quality)
+
