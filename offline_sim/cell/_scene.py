@@ -184,11 +184,9 @@ def build_cell_world(objects: list[GraspObject], poses: list[np.ndarray], hand: 
     return _index(model, data, hand, objects) if jaw else _index_fingers(model, data, hand, objects)
 
 
-def _index(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorld:
-    """Look up the ids of the compiled cell and measure the TCP in the hand root frame."""
+def _ident(model):
+    """name -> id lookup of a compiled cell, a ValueError naming what it lacks."""
     import mujoco
-
-    O = mujoco.mjtObj
 
     def ident(kind, name: str) -> int:
         i = mujoco.mj_name2id(model, kind, name)
@@ -196,11 +194,31 @@ def _index(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorl
             raise ValueError(f"the simulated cell has no {kind.name[6:].lower()} named {name!r}")
         return i
 
-    bodies = np.array([ident(O.mjOBJ_BODY, f"obj{k}") for k in range(1, len(objects) + 1)], np.int64)
+    return ident
+
+
+def _object_ids(model, n_objects: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The objects' body ids (obj1..objN), their free joints' qpos addresses, and each geom's
+    object instance (1..N, 0 for the rest of the cell)."""
+    import mujoco
+
+    ident = _ident(model)
+    bodies = np.array([ident(mujoco.mjtObj.mjOBJ_BODY, f"obj{k}") for k in range(1, n_objects + 1)],
+                      np.int64)
     qadr = np.array([model.jnt_qposadr[model.body_jntadr[b]] for b in bodies], np.int64)
     geom_instance = np.zeros(model.ngeom, np.int32)
     for k, b in enumerate(bodies, start=1):
         geom_instance[model.geom_bodyid == b] = k
+    return bodies, qadr, geom_instance
+
+
+def _index(model, data, hand: HandModel, objects: list[GraspObject]) -> CellWorld:
+    """Look up the ids of the compiled cell and measure the TCP in the hand root frame."""
+    import mujoco
+
+    O = mujoco.mjtObj
+    ident = _ident(model)
+    bodies, qadr, geom_instance = _object_ids(model, len(objects))
     mount = ident(O.mjOBJ_BODY, "arm_mount")
     flange = ident(O.mjOBJ_BODY, "arm_flange")
     hand_geom = bodies_below(model, flange)[model.geom_bodyid]
@@ -228,18 +246,8 @@ def _index_fingers(model, data, hand: HandModel, objects: list[GraspObject]) -> 
     import mujoco
 
     O = mujoco.mjtObj
-
-    def ident(kind, name: str) -> int:
-        i = mujoco.mj_name2id(model, kind, name)
-        if i < 0:
-            raise ValueError(f"the simulated cell has no {kind.name[6:].lower()} named {name!r}")
-        return i
-
-    bodies = np.array([ident(O.mjOBJ_BODY, f"obj{k}") for k in range(1, len(objects) + 1)], np.int64)
-    qadr = np.array([model.jnt_qposadr[model.body_jntadr[b]] for b in bodies], np.int64)
-    geom_instance = np.zeros(model.ngeom, np.int32)
-    for k, b in enumerate(bodies, start=1):
-        geom_instance[model.geom_bodyid == b] = k
+    ident = _ident(model)
+    bodies, qadr, geom_instance = _object_ids(model, len(objects))
     mount = ident(O.mjOBJ_BODY, "arm_mount")
     flange = ident(O.mjOBJ_BODY, "arm_flange")
     fingers = index_fingers(model, data, hand, flange)
