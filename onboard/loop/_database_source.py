@@ -48,9 +48,9 @@ class DatabaseSource:
     """Database grasps of the recognised object (source "database").
 
     setup : the loop's SourceSetup (the cell file's ``database`` section must be set).
-    recogniser : frame, mask -> Recognition (vision.recognise over the database's objects on a
-    real cell; the simulated cell's ground truth in tests). hand : the hand's volume; default
-    the built-in one named by the section's ``hand``.
+    recogniser : frame, mask -> Recognition; None: vision.recognise over the database's
+    objects (their surface samples, prepared once here), on the segmenter's support plane.
+    hand : the hand's volume; default the built-in one named by the section's ``hand``.
     """
 
     name = "database"
