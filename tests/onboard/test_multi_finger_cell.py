@@ -28,23 +28,30 @@ def box_db(tmp_path_factory):
     return build_database(tmp_path_factory.mktemp("db") / "box.sqlite", pfc=False)
 
 
-def test_the_loop_recognises_the_box_places_a_database_grasp_and_the_hand_holds_it(box_db,
-                                                                                   tmp_path):
+def _box_alone(box_db, log_dir):
+    """(SimCell, TrialLog, PickingLoop): the three-finger hand over the box alone, the loop
+    planning with the box's database (vision recognising it)."""
     from offline_sim.cell import SimCell, SimCellSettings
     from vision import make_segmenter
 
-    config = sim_cell_file(hand="three_finger", database=str(box_db), log_dir=str(tmp_path))
+    config = sim_cell_file(hand="three_finger", database=str(box_db), log_dir=str(log_dir))
     # noise-free depth and the 2 mm margin of db_scene: the box's grasps from above pass the
     # height map (the cell file's 5 mm rightly refuses them on noisy depth)
     config = msgspec.structs.replace(config, database=msgspec.structs.replace(
         config.database, collision_margin_m=0.002))
     sim = SimCell(SimCellSettings(hand="three_finger", objects_per_table=(1, 1),
                                   builtin=("box",), depth_noise=False), seed=0)
-    log = TrialLog(tmp_path / "trials")
+    log = TrialLog(log_dir)
+    loop = PickingLoop(config, camera=sim.camera, segmenter=make_segmenter("tabletop"),
+                       gripper=None, arm=sim.arm, trial_log=log, cell_hash="test",
+                       truth=SimulatedTruth(sim), hand=sim.hand_device)
+    return sim, log, loop
+
+
+def test_the_loop_recognises_the_box_places_a_database_grasp_and_the_hand_holds_it(box_db,
+                                                                                   tmp_path):
+    sim, log, loop = _box_alone(box_db, tmp_path / "trials")
     try:
-        loop = PickingLoop(config, camera=sim.camera, segmenter=make_segmenter("tabletop"),
-                           gripper=None, arm=sim.arm, trial_log=log, cell_hash="test",
-                           truth=SimulatedTruth(sim), hand=sim.hand_device)
         assert [type(s) for s in loop.planner.sources] == [DatabaseSource]
         z0 = sim.world.T_world_object(0)[2, 3]
         rec = loop.pick()
@@ -60,6 +67,20 @@ def test_the_loop_recognises_the_box_places_a_database_grasp_and_the_hand_holds_
             np.linalg.norm(sim.world.T_world_object(0)[:2, 3]) > 0.2
         assert not sim.hand_device.status().object_detected
         assert log.get(rec.trial_id).source == "database"
+    finally:
+        sim.close()
+        log.close()
+
+
+def test_a_hand_error_during_the_pick_stops_it_safely_and_the_trial_says_why(box_db, tmp_path):
+    sim, log, loop = _box_alone(box_db, tmp_path / "trials")
+    try:
+        sim.hand_device.shutdown()   # the hand is gone: its first command raises HandError
+        rec = loop.pick()
+        assert rec.outcome == "error" and rec.success is None
+        assert rec.error.startswith("hand: the hand was shut down")
+        assert loop.state.fault is None   # a hand fault is not an arm fault
+        np.testing.assert_allclose(sim.arm.T_base_tcp[:3, 3], loop.home[:3, 3], atol=0.01)
     finally:
         sim.close()
         log.close()
