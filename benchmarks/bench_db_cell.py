@@ -1,6 +1,7 @@
 """Database grasps on the simulated cell with a multi-finger hand: how often each way of
-choosing a grasp holds the object, with the pose vision.recognise estimates and with that
-pose perturbed by a fixed error (5 mm, 5 degrees about a random axis by default).
+choosing a grasp holds the object, with the object's true pose (the reference), the pose
+vision.recognise estimates, and that pose perturbed by a fixed error (5 mm, 5 degrees about
+a random axis by default).
 
 Strategies, all on the same recognised object of the same table:
   filtered      the loop's choice: the top grasp kept by the filter (cone, workspace, height
@@ -76,7 +77,7 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
     rng = np.random.default_rng(seed)
     source = DatabaseSource(SourceSetup(config, None, None, rng, segmenter, NO_TRUTH),
                             recogniser=lambda frame, mask: None)
-    conditions = ("estimated", f"+{error_m * 1e3:g} mm / {error_deg:g} deg")
+    conditions = ("true", "estimated", f"+{error_m * 1e3:g} mm / {error_deg:g} deg")
     counts = {c: {s: [0, 0, 0] for s in STRATEGIES} for c in conditions}
     skipped: dict[str, int] = {}
     settings = SimCellSettings(hand=hand)
@@ -101,8 +102,8 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
                 continue
             mask, k, rec = target
             T_true = sim.world.T_world_object(k)
-            poses = {conditions[0]: rec.T_base_object,
-                     conditions[1]: _perturbed(rec.T_base_object, error_m, error_deg, rng)}
+            poses = {conditions[0]: T_true, conditions[1]: rec.T_base_object,
+                     conditions[2]: _perturbed(rec.T_base_object, error_m, error_deg, rng)}
             plans = {}
             for cond, T in poses.items():
                 r = dataclasses.replace(rec, T_base_object=T)
