@@ -217,10 +217,11 @@ def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult, row:
 
 
 def _preshape(table: GraspTable, candidate: int) -> np.ndarray | None:
-    """The preshape (joint targets, rad or m) of a database candidate of a table; None for a
-    hand without preshape joints or a grasp stored without one (a NaN row)."""
+    """The preshape (joint targets, rad or m) of a database candidate of a table: empty for a
+    hand without preshape joints (the underactuated one), None for a grasp stored without
+    one (a NaN row)."""
     if table.preshape is None or table.preshape.shape[1] == 0:
-        return None
+        return np.zeros(0)
     rows = np.flatnonzero(table.candidate == candidate)
     if len(rows) == 0:
         return None

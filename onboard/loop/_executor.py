@@ -1,8 +1,8 @@
 """Execution: a planned grasp carried out (open, approach, close, after-image, lift, hold,
 judge, place) and, on any fault, a safe stop (gripper or hand opened, arm retreated).
 
-A database grasp (its choice has a preshape) on a cell with a multi-finger hand runs the
-same sequence with the hand: open, preshape, approach, torque-limited close, after-image,
+On a cell with a multi-finger hand (its grasps come from the database) the sequence runs
+with the hand: open, preshape, approach, torque-limited close, after-image,
 lift, hold, judge by the hand's object_detected and the region-cleared check, place, open."""
 from __future__ import annotations
 
@@ -50,11 +50,8 @@ class Executor:
         arm, grip, cfg = self.arm, self.gripper, self.config
         if arm is None:
             raise RuntimeError(NO_ARM)
-        if c.preshape is not None and self.hand is not None:
+        if self.hand is not None:
             return self._execute_hand(plan, c, clock)
-        if grip is None:
-            raise RuntimeError(f"this cell carries the {self.hand.name} hand, not a parallel "
-                               f"jaw: it executes database grasps (with a preshape) only")
         watch = self.truth.watch(plan.frame, plan.chosen_mask)
         try:
             self.state.activity = "moving"
@@ -111,7 +108,8 @@ class Executor:
             self.state.activity = "moving"
             with clock.stage("approach"):
                 hand.open(timeout_s=timeout)
-                hand.preshape(np.asarray(c.preshape, np.float64), timeout_s=timeout)
+                if c.preshape is not None and len(c.preshape):  # a hand with preshape joints
+                    hand.preshape(np.asarray(c.preshape, np.float64), timeout_s=timeout)
                 moved = arm.approach(c.T_base_tcp, c.pregrasp_m, speed_mps=cfg.arm.speed_mps,
                                      approach_speed_mps=cfg.arm.approach_speed_mps)
             if not moved.reached:

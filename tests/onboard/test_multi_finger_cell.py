@@ -28,18 +28,30 @@ def box_db(tmp_path_factory):
     return build_database(tmp_path_factory.mktemp("db") / "box.sqlite", pfc=False)
 
 
-def _box_alone(box_db, log_dir):
-    """(SimCell, TrialLog, PickingLoop): the three-finger hand over the box alone, the loop
-    planning with the box's database (vision recognising it)."""
+@pytest.fixture(scope="module")
+def box_db_underactuated(tmp_path_factory):
+    """The built-in box's grasps for the underactuated hand (no preshape joints; seconds)."""
+    from onboard.cli import main
+
+    path = tmp_path_factory.mktemp("db") / "box-underactuated.sqlite"
+    assert main(["db", "build", "--objects", "builtin:box", "--hand", "underactuated",
+                 "--candidates", "20", "--samples", "3", "--workers", "0", "--pfc", "off",
+                 "--out", str(path)]) == 0
+    return path
+
+
+def _box_alone(box_db, log_dir, hand="three_finger"):
+    """(SimCell, TrialLog, PickingLoop): the hand over the box alone, the loop planning with
+    the box's database (vision recognising it)."""
     from offline_sim.cell import SimCell, SimCellSettings
     from vision import make_segmenter
 
-    config = sim_cell_file(hand="three_finger", database=str(box_db), log_dir=str(log_dir))
+    config = sim_cell_file(hand=hand, database=str(box_db), log_dir=str(log_dir))
     # noise-free depth and the 2 mm margin of db_scene: the box's grasps from above pass the
     # height map (the cell file's 5 mm rightly refuses them on noisy depth)
     config = msgspec.structs.replace(config, database=msgspec.structs.replace(
         config.database, collision_margin_m=0.002))
-    sim = SimCell(SimCellSettings(hand="three_finger", objects_per_table=(1, 1),
+    sim = SimCell(SimCellSettings(hand=hand, objects_per_table=(1, 1),
                                   builtin=("box",), depth_noise=False), seed=0)
     log = TrialLog(log_dir)
     loop = PickingLoop(config, camera=sim.camera, segmenter=make_segmenter("tabletop"),
@@ -67,6 +79,19 @@ def test_the_loop_recognises_the_box_places_a_database_grasp_and_the_hand_holds_
             np.linalg.norm(sim.world.T_world_object(0)[:2, 3]) > 0.2
         assert not sim.hand_device.status().object_detected
         assert log.get(rec.trial_id).source == "database"
+    finally:
+        sim.close()
+        log.close()
+
+
+def test_a_hand_without_preshape_joints_executes_its_database_grasp_too(box_db_underactuated,
+                                                                        tmp_path):
+    sim, log, loop = _box_alone(box_db_underactuated, tmp_path / "trials", "underactuated")
+    try:
+        rec = loop.pick()
+        assert rec.source == "database" and rec.outcome in ("success", "failure")
+        assert not any(k.startswith("preshape_") for k in rec.features)   # none to command
+        assert rec.gripper_status and rec.error == ""
     finally:
         sim.close()
         log.close()
