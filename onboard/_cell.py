@@ -10,6 +10,7 @@ import numpy as np
 
 from drivers.arm import MoveResult, MoveStatus, check_tcp_pose
 from drivers.gripper import GraspResult, GripperError
+from drivers.hand import HandError
 
 from ._cellfile import CellConfig, config_hash, load_cell_file, sim_cell_file
 from ._devices import CellDevices, CellSetupError, open_cell
@@ -33,7 +34,7 @@ class PickingCell:
         truth = None if d.truth is None else SimulatedTruth(d.truth)
         self.loop = PickingLoop(config, camera=d.camera, segmenter=d.segmenter, gripper=d.gripper,
                                 arm=d.arm, trial_log=self.log, cell_hash=cell_hash,
-                                truth=truth, mode=mode, seed=config.scoring.seed)
+                                truth=truth, mode=mode, seed=config.scoring.seed, hand=d.hand)
         # poses the controller reported at hand-eye calibration stops: (T_base_tcp, label)
         self.robot_poses: list[tuple[np.ndarray, str | None]] = []
         self.endpoint_address = (config.server.host, config.server.port)
@@ -60,12 +61,7 @@ class PickingCell:
         with self._lock:
             d = self.devices
             cam = getattr(d.camera, "state", lambda: "open")()
-            try:
-                st = d.gripper.status()
-                grip = f"faulted: {st.fault_message}" if st.faulted else (
-                    "holding" if st.object_detected else f"open {st.width_m * 1e3:.0f} mm")
-            except GripperError as exc:
-                grip = f"error: {exc}"
+            grip = _gripper_state(d.gripper) if d.gripper is not None else _hand_state(d.hand)
             arm = "none (the controller moves it)" if d.arm is None else d.arm.state()
             return CellStatus(self.loop.state.text, cam, grip, arm, self.log.count())
 
@@ -96,6 +92,7 @@ class PickingCell:
         """Close the gripper towards width_m (default fully) with force_n; its result."""
         with self._lock:
             g = self.config.gripper
+            self._check_jaw("grip")
             r = self.devices.gripper.grasp(0.0 if width_m is None else width_m,
                                            speed_mps or g.speed_mps, force_n or g.force_n,
                                            timeout_s=g.timeout_s)
@@ -104,12 +101,19 @@ class PickingCell:
     def release(self, width_m: float | None = None, speed_mps: float | None = None) -> GripReply:
         """Open the gripper (to width_m, default fully); its result."""
         with self._lock:
+            self._check_jaw("release")
             g, gripper = self.config.gripper, self.devices.gripper
             if width_m is None:
                 r = gripper.open(speed_mps or g.speed_mps, timeout_s=g.timeout_s)
             else:
                 r = gripper.grasp(width_m, speed_mps or g.speed_mps, timeout_s=g.timeout_s)
             return _grip_reply(r)
+
+    def _check_jaw(self, what: str) -> None:
+        """RuntimeError naming the hand when the cell has a multi-finger hand, not a jaw."""
+        if self.devices.gripper is None:
+            raise RuntimeError(f"{what} commands a parallel-jaw gripper; this cell carries the "
+                               f"{self.devices.hand.name} hand (the loop's picks drive it)")
 
     def pick(self, object_label: str | None = None) -> TrialSummary:
         """One whole cycle with the cell's own arm; the trial."""
@@ -187,6 +191,27 @@ def trial_summary(r: TrialRecord) -> TrialSummary:
                         r.width_m, dict(r.stage_s), r.note, r.error)
 
 
+def _gripper_state(gripper) -> str:
+    """The gripper's state as a short text."""
+    try:
+        st = gripper.status()
+    except GripperError as exc:
+        return f"error: {exc}"
+    return f"faulted: {st.fault_message}" if st.faulted else (
+        "holding" if st.object_detected else f"open {st.width_m * 1e3:.0f} mm")
+
+
+def _hand_state(hand) -> str:
+    """A multi-finger hand's state as a short text (named: the status's gripper slot)."""
+    try:
+        st = hand.status()
+    except HandError as exc:
+        return f"{hand.name} hand error: {exc}"
+    if st.faulted:
+        return f"{hand.name} hand faulted: {st.fault_message}"
+    return f"{hand.name} hand {'holding' if st.object_detected else 'empty'}"
+
+
 def _grip_reply(r: GraspResult) -> GripReply:
     st = r.status
     return GripReply(r.object_detected, r.width_m, r.elapsed_s,
@@ -197,9 +222,12 @@ def _grip_reply(r: GraspResult) -> GripReply:
 def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = False,
                       seed: int | None = None, log_dir: str | None = None,
                       mode: str = "best", ycb_dir: str | None = None,
-                      hand: str = "parallel") -> PickingCell:
+                      hand: str = "parallel", database_path: str | None = None,
+                      recogniser: str = "vision") -> PickingCell:
     """A PickingCell from a cell file, or (sim=True, no file) the built-in simulated cell
-    carrying hand (sim.hand: "parallel", "three_finger", "underactuated" or a JSON hand)."""
+    carrying hand (sim.hand: "parallel", "three_finger", "underactuated" or a JSON hand);
+    a multi-finger hand plans with the grasp database at database_path (its database
+    section, hand named as the hand, recogniser "vision" or "truth")."""
     if config_path is not None:
         config, digest = load_cell_file(config_path)
         if log_dir is not None:
@@ -211,12 +239,8 @@ def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = Fals
         except CellSetupError as exc:  # name the cell file whose device failed
             raise CellSetupError(f"{config_path}: {exc}") from exc
     elif sim:
-        config = sim_cell_file(seed=seed or 0, log_dir=log_dir or "out/trials", ycb_dir=ycb_dir)
-        if hand != "parallel":
-            import msgspec
-
-            config = msgspec.structs.replace(config, sim=msgspec.structs.replace(config.sim,
-                                                                                 hand=hand))
+        config = sim_cell_file(seed=seed or 0, log_dir=log_dir or "out/trials", ycb_dir=ycb_dir,
+                               hand=hand, database=database_path, recogniser=recogniser)
         digest = config_hash(config)
     else:
         raise ValueError("give a cell file, or sim=True for the built-in simulated cell")

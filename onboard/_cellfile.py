@@ -131,7 +131,9 @@ class DatabaseConfig(_Strict):
     rank_by : "quality" (Kim et al.'s simulated ranking) or "pfc" (Weisz & Allen's P(fc)).
     approach_cone_deg : a grasp's approach must lie within this angle of straight down.
     workspace_m : [[xmin, ymin, zmin], [xmax, ymax, zmax]], base frame: where a grasp's TCP
-    may be. collision_margin_m : clearance the hand keeps from the scene (height map)."""
+    may be. collision_margin_m : clearance the hand keeps from the scene (height map).
+    recogniser : "vision" (vision.recognise over the database's objects, the default) or
+    "truth" (the simulated cell's ground truth, for diagnosis and benchmarks; sim only)."""
 
     path: str
     hand: str
@@ -140,6 +142,7 @@ class DatabaseConfig(_Strict):
     workspace_m: list[list[float]] = msgspec.field(
         default_factory=lambda: [[-0.4, -0.3, 0.0], [0.4, 0.3, 0.5]])
     collision_margin_m: float = 0.005
+    recogniser: Literal["vision", "truth"] = "vision"
 
 
 class ServerConfig(_Strict):
@@ -339,6 +342,10 @@ def _check_values(config: CellConfig, source: str) -> None:
             raise CellFileError(f"{source}: key 'scoring.masses_kg.{label}' must be > 0, got {kg!r}")
     if config.database is not None:
         _check_database(config.database, source)
+        if config.database.recogniser == "truth" and config.camera.kind != "sim":
+            raise CellFileError(f"{source}: key 'database.recogniser' is 'truth', the simulated "
+                                f"cell's ground truth, but camera.kind is "
+                                f"{config.camera.kind!r}; use 'vision' on hardware")
     if config.camera.kind == "recording" and not config.camera.recording:
         raise CellFileError(f"{source}: key 'camera.recording' must name a .db3 file when "
                             f"camera.kind is 'recording'")
@@ -387,12 +394,33 @@ def resolve_paths(config: CellConfig, base: Path) -> CellConfig:
 
 
 def sim_cell_file(*, seed: int = 0, log_dir: str = "out/trials", ycb_dir: str | None = None,
-                  pad_friction: float = 1.0, port: int = DEFAULT_PORT) -> CellConfig:
-    """The built-in cell file of the simulated cell (``graspline demo`` / ``serve --sim``)."""
+                  pad_friction: float = 1.0, port: int = DEFAULT_PORT, hand: str = "parallel",
+                  database: str | None = None, recogniser: str = "vision") -> CellConfig:
+    """The built-in cell file of the simulated cell (``graspline demo`` / ``serve --sim``).
+    hand : the cell's hand (sim.hand); database : a grasp database file with grasps for that
+    hand, which becomes the cell file's database section (its hand named as the cell's, the
+    given recogniser); a multi-finger hand needs one."""
+    if hand != "parallel" and database is None:
+        raise ValueError(f"sim_cell_file: hand {hand!r} plans with a grasp database; give "
+                         f"database= (the file)")
+    section = None
+    if database is not None:
+        if recogniser not in ("vision", "truth"):
+            raise ValueError(f"sim_cell_file: recogniser must be 'vision' or 'truth', got "
+                             f"{recogniser!r}")
+        section = DatabaseConfig(path=str(database), hand=_database_hand_name(hand),
+                                 recogniser=recogniser)
     return CellConfig(name="simulated cell", log_dir=log_dir, server=ServerConfig(port=port),
-                      sim=SimConfig(seed=seed, ycb_dir=ycb_dir, pad_friction=pad_friction),
+                      sim=SimConfig(seed=seed, ycb_dir=ycb_dir, pad_friction=pad_friction,
+                                    hand=hand),
                       gripper=GripperConfig(pad_friction=pad_friction),
-                      scoring=ScoringConfig(seed=seed))
+                      scoring=ScoringConfig(seed=seed), database=section)
+
+
+def _database_hand_name(hand: str) -> str:
+    """The name a database gives a cell's hand: a built-in name as it is, a JSON hand
+    description by its file's stem (as ``graspline db build --hand`` names it)."""
+    return Path(hand).stem if hand.lower().endswith(".json") else hand
 
 
 def config_hash(config: CellConfig) -> str:

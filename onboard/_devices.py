@@ -30,11 +30,12 @@ class CellSetupError(RuntimeError):
 class CellDevices:
     """The opened devices of a cell; ``truth`` is the simulated cell (offline_sim.cell.SimCell,
     whose world is the ground truth), or None on hardware; ``hand`` is the cell's
-    multi-finger hand (the simulated cell's SimHand), None for a jaw."""
+    multi-finger hand (the simulated cell's SimHand), None for a jaw; ``gripper`` is None
+    on a cell with such a hand."""
 
     camera: Camera
     segmenter: Segmenter
-    gripper: Gripper
+    gripper: Gripper | None
     arm: ArmController | None
     truth: object | None = None
     hand: Hand | None = None
@@ -156,7 +157,8 @@ def open_cell(config: CellConfig) -> CellDevices:
         camera = _camera(config, sim)
         opened.append(camera)
         gripper = _gripper(config, sim)
-        opened.append(gripper)
+        if gripper is not None:
+            opened.append(gripper)
         arm = sim.arm if config.arm.kind == "sim" else None
         try:
             segmenter = make_segmenter(config.segmenter.backend, **config.segmenter.options)
@@ -196,12 +198,17 @@ def _camera(config: CellConfig, sim) -> Camera:
         raise
 
 
-def _gripper(config: CellConfig, sim) -> Gripper:
+def _gripper(config: CellConfig, sim) -> Gripper | None:
+    """The cell's gripper, opened and activated; None on a simulated cell whose sim.hand is a
+    multi-finger hand (the hand takes the gripper's place)."""
     g = config.gripper
     if g.model == "sim_jaw":
         if sim.gripper is None:
-            raise CellSetupError(f"sim.hand is {config.sim.hand!r}, a multi-finger hand (a Hand, "
-                                 f"not a Gripper): multi-finger planning is not wired yet")
+            if config.database is None:
+                raise CellSetupError(f"sim.hand is {config.sim.hand!r}, a multi-finger hand: it "
+                                     f"plans with a grasp database, so the cell file needs a "
+                                     f"'database' section")
+            return None
         if config.calibration.gripper is not None:
             raise CellSetupError("calibration.gripper: the simulated jaw needs no calibration "
                                  "file (its width is measured in the simulation)")

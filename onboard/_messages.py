@@ -208,7 +208,9 @@ class StatusReply(_Reply, kw_only=True):
 
 
 class GraspReply(_Reply, kw_only=True):
-    """The best grasp: TCP pose (4 x 4, metres, base frame), opening, force, score and features."""
+    """The best grasp: TCP pose (4 x 4, metres, base frame), opening, force, score and
+    features; ``preshape``: a multi-finger hand's joint targets before closing (radians or
+    metres, the hand's joint order), null for a parallel jaw (always on the line)."""
 
     trial_id: int
     object: str
@@ -224,6 +226,7 @@ class GraspReply(_Reply, kw_only=True):
     theta_rad: float
     n_candidates: int
     stage_s: dict[str, float]
+    preshape: list[float] | None   # no default: written as null for a jaw, not left out
 
 
 class NoGraspReply(_Reply, kw_only=True):
@@ -303,7 +306,9 @@ def grasp_reply(rid: RequestId, g: GraspChoice | NoGrasp) -> GraspReply | NoGras
                       width_m=float(g.width_m), force_n=float(g.force_n), score=float(g.score),
                       features=_floats(g.features), source=g.source, x_px=float(g.x_px),
                       y_px=float(g.y_px), theta_rad=float(g.theta_rad),
-                      n_candidates=int(g.n_candidates), stage_s=_floats(g.stage_s))
+                      n_candidates=int(g.n_candidates), stage_s=_floats(g.stage_s),
+                      preshape=None if g.preshape is None else
+                      [float(q) for q in np.asarray(g.preshape, np.float64).ravel()])
 
 
 def move_reply(rid: RequestId, m: MoveResult) -> MoveReply:

@@ -25,7 +25,7 @@ class GraspChoice:
     features : raw features and their scores by name (d_t, r_r_rad, s_a_rad, s_f_px, ...).
     source : "image_search" (Tan et al.'s measure) or "database" (step 8).
     preshape : the hand's joint targets before closing (rad or m), for a multi-finger hand's
-    database grasp; None for the parallel jaw.
+    database grasp (empty for a hand without preshape joints); None for the parallel jaw.
     """
 
     trial_id: int

@@ -16,6 +16,7 @@ from ..objects import BUILTIN_OBJECTS
 from ..quality import MonteCarloSettings
 from ._build import BuildTarget, build_database
 from ._evaluators import HandSource, ObjectSource, SimEvaluatorFactory, hand_digest
+from ._writer import surface_points
 
 DEMO_CANDIDATES = 40
 DEMO_SAMPLES = 10
@@ -71,7 +72,8 @@ def ensure_demo_database(hand: str, cache_dir: str | Path, *,
         targets.append(BuildTarget(
             name, source.name, version, source.params(), n, factory,
             {"mesh_path": None, "mesh_sha256": obj.source_sha256, "scale": 1.0,
-             "mass_kg": obj.mass_kg, "radius_m": obj.radius_m, "stable_poses": obj.stable_poses},
+             "mass_kg": obj.mass_kg, "radius_m": obj.radius_m, "stable_poses": obj.stable_poses,
+             "points": surface_points(obj)},   # the model onboard recognition registers to
             factory.inputs()))
     build_database(targets, path, workers=workers, progress=progress, samples_planned=samples,
                    command=f"ensure_demo_database({hand!r})", on_change="restart")

@@ -79,8 +79,14 @@ def user_cache_dir() -> Path:
 
 def _multi_finger_demo(args: argparse.Namespace) -> int:
     """The demo with a multi-finger hand: its grasp database first (built on first use,
-    cached), then the loop, which does not plan multi-finger grasps yet."""
+    cached, with progress), then trials on the simulated cell carrying the hand, planned
+    with the database (the object recognised by vision.recognise), then the report."""
     from offline_sim.database import HandSource, ensure_demo_database
+    from scoring import GraspDatabaseError
+
+    from onboard import open_picking_cell
+
+    from .._devices import CellSetupError
 
     with reported(ValueError):
         HandSource.parse(args.hand)  # a bad --hand in one line, before anything is built
@@ -91,8 +97,16 @@ def _multi_finger_demo(args: argparse.Namespace) -> int:
         db = ensure_demo_database(args.hand, cache, progress=sys.stderr.isatty() or bool(
             os.environ.get("GRASPLINE_PROGRESS")))
     print(f"grasp database: {db}", flush=True)
-    raise CliError(f"multi-finger planning is not wired yet: the picking loop plans "
-                   f"parallel-jaw grasps only (the {args.hand} database is ready at {db})")
+    out = Path(args.out)
+    log_dir = out / f"trials-{time.strftime('%Y%m%d-%H%M%S')}"
+    print(f"building the simulated cell (seed {args.seed}, {args.hand} hand) ...", flush=True)
+    with reported(CellSetupError, ValueError, GraspDatabaseError):
+        cell = open_picking_cell(sim=True, seed=args.seed, log_dir=str(log_dir),
+                                 mode="validate" if args.validate else "best", ycb_dir=args.ycb,
+                                 hand=args.hand, database_path=str(db))
+    with cell:
+        _trials(cell, args.trials)
+    return _report(log_dir, out / "report")
 
 
 def run_cell(args: argparse.Namespace) -> int:

@@ -21,7 +21,8 @@
 """
 from ._clock import StageClock
 from ._database_source import (DatabaseDetail, DatabaseSource, Recognition, Recogniser,
-                               database_source, ground_truth_recogniser)
+                               database_name, database_source,
+                               ground_truth_recogniser)
 from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, GraspIndex,
                          HandVolume, HeightMap, PlacedGrasps, filter_grasps,
                          filter_grasps_reference, height_map, place_grasps)
@@ -37,6 +38,7 @@ from ._types import Execution, LoopState, Plan
 
 __all__ = [
     "CellTruth",
+    "database_name",
     "database_source",
     "DatabaseDetail",
     "DatabaseFilterSettings",

@@ -7,10 +7,8 @@ the loop plans with the image search alone, as before.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -18,7 +16,8 @@ import numpy as np
 
 from drivers.camera import RGBDFrame
 from scoring import GraspDatabase, GraspDatabaseError, GraspTable
-from vision import ObjectMask, Silhouette, silhouette
+from vision import (ObjectMask, Recognition, Silhouette, models_from_database, prepare_models,
+                    recognise, silhouette)
 
 from .._types import GraspChoice
 from ._clock import StageClock
@@ -27,21 +26,6 @@ from ._db_grasps import (KEPT, REJECT_KEYS, DatabaseFilterSettings, FilterResult
 from ._source import Proposal, SourceSetup
 
 log = logging.getLogger("graspline.loop")
-
-
-# replace with vision.Recognition at merge (STEP8 pinned interface 1: the same fields)
-@dataclass(frozen=True)
-class Recognition:
-    """What a recogniser says of the object under a mask: its database name (None: unknown),
-    its pose T_base_object (4 x 4, metres), confidence 0..1, the stable pose it rests in,
-    the fit's residual (metres) and, for an unknown or doubtful object, why."""
-
-    name: str | None
-    T_base_object: np.ndarray | None
-    confidence: float
-    stable_pose: int | None
-    fit_rmse_m: float | None
-    why: str = ""
 
 
 Recogniser = Callable[[RGBDFrame, ObjectMask], Recognition]
@@ -64,20 +48,19 @@ class DatabaseSource:
     """Database grasps of the recognised object (source "database").
 
     setup : the loop's SourceSetup (the cell file's ``database`` section must be set).
-    recogniser : frame, mask -> Recognition (vision.recognise over the database's objects on a
-    real cell; the simulated cell's ground truth in tests). hand : the hand's volume; default
-    the built-in one named by the section's ``hand``.
+    recogniser : frame, mask -> Recognition; None: vision.recognise over the database's
+    objects (their surface samples, prepared once here), on the segmenter's support plane.
+    hand : the hand's volume; default the built-in one named by the section's ``hand``.
     """
 
     name = "database"
 
-    def __init__(self, setup: SourceSetup, *, recogniser: Recogniser,
+    def __init__(self, setup: SourceSetup, *, recogniser: Recogniser | None = None,
                  hand: HandVolume | None = None) -> None:
         db = setup.config.database
         if db is None:
             raise ValueError("DatabaseSource needs the cell file's 'database' section")
         self.config = setup.config
-        self._recognise = recogniser
         self._segmenter = setup.segmenter
         self._failed = setup.failed
         self.hand = HandVolume.for_hand(db.hand) if hand is None else hand
@@ -94,7 +77,23 @@ class DatabaseSource:
                                          f"'database.hand'); it has {database.hands()}")
             self._tables: dict[str, GraspTable] = {
                 name: database.grasps(name, db.hand, by=db.rank_by) for name in database.objects()}
-        self._preshapes = {name: _read_preshapes(db.path, name, db.hand) for name in self._tables}
+            if recogniser is None:  # vision.recognise over the database's objects, built once
+                try:
+                    library = prepare_models(models_from_database(database))
+                except GraspDatabaseError as exc:
+                    raise GraspDatabaseError(f"cell file key 'database.path' (recogniser "
+                                             f"vision): {exc}") from exc
+                recogniser = self._vision_recogniser(library)
+        self._recognise = recogniser
+
+    def _vision_recogniser(self, library) -> Recogniser:
+        """vision.recognise over the prepared library, on the segmenter's support plane."""
+
+        def recognise_object(frame: RGBDFrame, mask: ObjectMask) -> Recognition:
+            return recognise(frame, mask, library,
+                             support=getattr(self._segmenter, "last_plane", None))
+
+        return recognise_object
 
     @property
     def settings(self) -> DatabaseFilterSettings:
@@ -131,7 +130,7 @@ class DatabaseSource:
         if row is None:
             return f"object {i} ({rec.name}): no database grasp works here: {result.summary()}"
         score = float(np.clip(result.rank_value[row], 0.0, 1.0))
-        preshape = self._preshapes[rec.name].get(int(placed.candidate[row]))
+        preshape = _preshape(self.table(rec.name), int(placed.candidate[row]))
         detail = DatabaseDetail(rec, placed, result, row, preshape,
                                 _features(rec, placed, result, row, preshape))
         return Proposal(score, i, self, f", database {self.settings.rank_by} {score:.2f}", sil,
@@ -217,41 +216,65 @@ def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult, row:
     return f
 
 
-def _read_preshapes(path: str, object_name: str, hand: str) -> dict[int, np.ndarray]:
-    """candidate -> preshape (joint targets, rad or m) of an object's grasps for a hand,
-    read-only. (GraspTable has no preshape column yet: at merge this can move into
-    scoring.GraspDatabase.grasps.)"""
-    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
-        rows = con.execute(
-            """SELECT g.candidate, g.preshape FROM grasps g
-               JOIN objects o ON o.id = g.object_id JOIN hands h ON h.id = g.hand_id
-               WHERE o.name = ? AND h.name = ?""", (object_name, hand)).fetchall()
-    return {int(c): np.frombuffer(b, dtype="<f8").copy() for c, b in rows if b is not None}
+def _preshape(table: GraspTable, candidate: int) -> np.ndarray | None:
+    """The preshape (joint targets, rad or m) of a database candidate of a table: empty for a
+    hand without preshape joints (the underactuated one), None for a grasp stored without
+    one (a NaN row)."""
+    if table.preshape is None or table.preshape.shape[1] == 0:
+        return np.zeros(0)
+    rows = np.flatnonzero(table.candidate == candidate)
+    if len(rows) == 0:
+        return None
+    q = np.asarray(table.preshape[rows[0]], np.float64)
+    return None if not np.all(np.isfinite(q)) else q.copy()
 
 
-def ground_truth_recogniser(truth) -> Recogniser:
+def ground_truth_recogniser(truth, names: list[str] | None = None) -> Recogniser:
     """A recogniser reading the simulated cell's ground truth (truth : the loop's
     SimulatedTruth port): the true name and pose of the object under a mask, confidence 1.
-    A real simulated part with vision.recognise's signature, for the simulated cell and tests."""
+    A real simulated part with vision.recognise's signature, for diagnosis and benchmarks.
 
-    def recognise(frame: RGBDFrame, mask: ObjectMask) -> Recognition:
+    names : the database's objects. The cell names a YCB scan ``ycb_<name>`` (to tell it from a
+    built-in shape of the same name) while a database built from a YCB folder names it
+    ``<name>``: a cell name not in the database is looked up without its ``ycb_``."""
+    known = None if names is None else set(names)
+
+    def recognise_truth(frame: RGBDFrame, mask: ObjectMask) -> Recognition:
         k = truth.object_index(frame, mask)
         if k is None:
             return Recognition(None, None, 0.0, None, None, "no simulated object under the mask")
         sim = truth.sim
-        return Recognition(sim.object_name(k), sim.world.T_world_object(k), 1.0, None, 0.0)
+        return Recognition(database_name(sim.object_name(k), known),
+                           sim.world.T_world_object(k), 1.0, None, 0.0)
 
-    return recognise
+    return recognise_truth
+
+
+def database_name(cell_name: str, known: set[str] | None) -> str:
+    """The database's name of a simulated object: ``ycb_<name>`` -> ``<name>`` when only the
+    latter is in the database (known: its objects; None keeps the cell's name)."""
+    if known is None or cell_name in known or not cell_name.startswith("ycb_"):
+        return cell_name
+    bare = cell_name[len("ycb_"):]
+    return bare if bare in known else cell_name
 
 
 def database_source(setup: SourceSetup) -> DatabaseSource:
-    """The database source of a loop's SourceSetup: its recogniser is setup.recogniser, else
-    the simulated cell's ground truth where the loop has one; ValueError on a real cell
-    without a recogniser."""
-    recogniser = setup.recogniser
-    if recogniser is None:
+    """The database source of a loop's SourceSetup. Its recogniser: setup.recogniser when
+    given, else the cell file's ``database.recogniser``: "vision" (vision.recognise over the
+    database's objects, the default) or "truth" (the simulated cell's ground truth; a
+    ValueError on a cell without one)."""
+    db = setup.config.database
+    if setup.recogniser is not None:
+        return DatabaseSource(setup, recogniser=setup.recogniser)
+    if db is not None and db.recogniser == "truth":
         if not hasattr(setup.truth, "sim"):
-            raise ValueError("the cell file's 'database' section needs an object recogniser "
-                             "(vision.recognise) on a real cell; none was given")
-        recogniser = ground_truth_recogniser(setup.truth)
-    return DatabaseSource(setup, recogniser=recogniser)
+            raise ValueError("cell file key 'database.recogniser' is 'truth', which only the "
+                             "simulated cell has; use 'vision' on hardware")
+        try:
+            with GraspDatabase(db.path) as database:
+                names = database.objects()
+        except GraspDatabaseError as exc:
+            raise GraspDatabaseError(f"cell file key 'database.path': {exc}") from exc
+        return DatabaseSource(setup, recogniser=ground_truth_recogniser(setup.truth, names))
+    return DatabaseSource(setup)

@@ -1,5 +1,9 @@
 """Execution: a planned grasp carried out (open, approach, close, after-image, lift, hold,
-judge, place) and, on any fault, a safe stop (gripper opened, arm retreated)."""
+judge, place) and, on any fault, a safe stop (gripper or hand opened, arm retreated).
+
+On a cell with a multi-finger hand (its grasps come from the database) the sequence runs
+with the hand: open, preshape, approach, torque-limited close, after-image,
+lift, hold, judge by the hand's object_detected and the region-cleared check, place, open."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,6 +14,7 @@ import numpy as np
 from drivers.arm import ArmController, MoveResult, MoveStatus
 from drivers.camera import Camera, CameraError, RGBDFrame
 from drivers.gripper import Gripper, GripperError
+from drivers.hand import Hand, HandError, HandStatus
 
 from .._cellfile import CellConfig
 from .._types import GraspChoice
@@ -23,14 +28,16 @@ log = logging.getLogger("graspline.loop")
 
 
 class Executor:
-    """Plan -> Execution with the cell's arm, gripper and camera; home and place are the TCP
-    poses (base frame) the arm goes back to and drops the object at."""
+    """Plan -> Execution with the cell's arm, gripper (or multi-finger hand) and camera;
+    home and place are the TCP poses (base frame) the arm goes back to and drops the object
+    at. gripper : None on a cell with a hand instead; hand : the multi-finger hand, or None."""
 
-    def __init__(self, config: CellConfig, *, camera: Camera, gripper: Gripper,
+    def __init__(self, config: CellConfig, *, camera: Camera, gripper: Gripper | None,
                  arm: ArmController | None, home: np.ndarray, place: np.ndarray,
-                 state: LoopState, truth: CellTruth) -> None:
+                 state: LoopState, truth: CellTruth, hand: Hand | None = None) -> None:
         self.config = config
         self.camera, self.gripper, self.arm = camera, gripper, arm
+        self.hand = hand
         self.home, self.place = home, place
         self.state = state
         self.truth = truth
@@ -43,6 +50,8 @@ class Executor:
         arm, grip, cfg = self.arm, self.gripper, self.config
         if arm is None:
             raise RuntimeError(NO_ARM)
+        if self.hand is not None:
+            return self._execute_hand(plan, c, clock)
         watch = self.truth.watch(plan.frame, plan.chosen_mask)
         try:
             self.state.activity = "moving"
@@ -89,6 +98,55 @@ class Executor:
         finally:
             self.state.activity = "idle"
 
+    def _execute_hand(self, plan: Plan, c: GraspChoice, clock: StageClock) -> Execution:
+        """A database grasp with the multi-finger hand: open, preshape, approach, close
+        (torque-limited, until stalled), after-image, lift, hold, judge, place, open."""
+        arm, hand, cfg = self.arm, self.hand, self.config
+        timeout = cfg.gripper.timeout_s
+        watch = self.truth.watch(plan.frame, plan.chosen_mask)
+        try:
+            self.state.activity = "moving"
+            with clock.stage("approach"):
+                hand.open(timeout_s=timeout)
+                if c.preshape is not None and len(c.preshape):  # a hand with preshape joints
+                    hand.preshape(np.asarray(c.preshape, np.float64), timeout_s=timeout)
+                moved = arm.approach(c.T_base_tcp, c.pregrasp_m, speed_mps=cfg.arm.speed_mps,
+                                     approach_speed_mps=cfg.arm.approach_speed_mps)
+            if not moved.reached:
+                return self._abort(moved, "approach")
+            self.state.activity = "gripping"
+            with clock.stage("grip"):
+                closed = hand.close(timeout_s=timeout)
+            ex = Execution("failure", False, hand_text(closed), None, closed.object_detected)
+            # the hand has no closing direction; the TCP's x stands for it in the truth
+            ex.truth = watch.closed(c.T_base_tcp[:3, 0])
+            with clock.stage("after_image"):
+                ex.after_close = self._try_capture()
+            self.state.activity = "moving"
+            with clock.stage("lift"):
+                lifted = arm.lift(cfg.arm.lift_m, speed_mps=cfg.arm.approach_speed_mps * 2)
+                self.truth.hold(cfg.arm.hold_s)
+                st = hand.status()
+            if not lifted.reached:
+                return self._abort(lifted, "lift", ex)
+            ex.object_detected = st.object_detected
+            ex.gripper_status = hand_text(st)
+            ex.truth = dataclasses.replace(ex.truth, lifted=watch.lifted(cfg.arm.lift_m))
+            with clock.stage("place"):
+                self._place()
+            with clock.stage("after_image"):
+                ex.after_lift = self._try_capture()
+            cleared = self._region_cleared(plan, ex.after_lift)
+            ex.success = bool(st.object_detected) and cleared is not False
+            if st.object_detected and cleared is False:
+                ex.judge_note = "the hand held something, but the object is still in its place"
+            ex.outcome = "success" if ex.success else "failure"
+            return ex
+        except HandError as exc:
+            return self._safe_stop(f"hand: {exc}")
+        finally:
+            self.state.activity = "idle"
+
     def _region_cleared(self, plan: Plan, after: RGBDFrame | None) -> bool | None:
         """Whether the after-image shows the support where the object stood (it left), from
         the share of the object's former pixels now within 5 mm of the support plane; None
@@ -108,9 +166,16 @@ class Executor:
     def _place(self) -> None:
         """Over the bin, open, back home."""
         r = self.arm.move(self.place, self.config.arm.speed_mps)
-        self.gripper.open(timeout_s=self.config.gripper.timeout_s)
+        self._open()
         if r.reached:
             self.arm.move(self.home, self.config.arm.speed_mps)
+
+    def _open(self) -> None:
+        """Open the gripper and the hand, whichever the cell has."""
+        if self.gripper is not None:
+            self.gripper.open(timeout_s=self.config.gripper.timeout_s)
+        if self.hand is not None:
+            self.hand.open(timeout_s=self.config.gripper.timeout_s)
 
     def _try_capture(self) -> RGBDFrame | None:
         """A frame, or None if the camera fails now (the trial is judged without it)."""
@@ -138,9 +203,10 @@ class Executor:
         """Open the gripper and retreat the arm, as far as each still answers."""
         log.error("stopping the pick safely: %s", why)
         try:
-            self.gripper.open(timeout_s=self.config.gripper.timeout_s)
-        except GripperError as exc:
-            log.error("could not open the gripper: %s", exc)
+            self._open()
+        except (GripperError, HandError) as exc:
+            log.error("could not open the %s: %s", "gripper" if self.hand is None else "hand",
+                      exc)
         if self.arm is not None and self.state.fault is None:
             r = self.arm.retreat(self.config.arm.pregrasp_m, self.config.arm.approach_speed_mps)
             if r.reached:
@@ -153,3 +219,11 @@ def gripper_text(st) -> str:
     if st.faulted:
         return f"fault {st.fault_code:#x}: {st.fault_message}"
     return f"{'holding' if st.object_detected else 'empty'} at {st.width_m * 1e3:.1f} mm"
+
+
+def hand_text(st: HandStatus) -> str:
+    """A short text of a HandStatus."""
+    if st.faulted:
+        return f"fault {st.fault_code:#x}: {st.fault_message}"
+    return (f"{'holding' if st.object_detected else 'empty'}, "
+            f"{st.n_contacts} of {len(st.finger_names)} fingers in contact")

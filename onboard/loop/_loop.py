@@ -18,6 +18,7 @@ import numpy as np
 from drivers.arm import ArmController, check_tcp_pose
 from drivers.camera import Camera, RGBDFrame
 from drivers.gripper import Gripper
+from drivers.hand import Hand
 from scoring import GripperProjection, JawLimits
 from vision import Segmenter
 
@@ -44,16 +45,24 @@ class PickingLoop:
     mode : "best" (the top grasp) or "validate" (grasps drawn across the score levels).
     seed : of the loop's one random stream (searches and validate-mode draws).
     recogniser : frame, mask -> Recognition, for the database source (the cell file's
-    ``database`` section); None: the simulated cell's ground truth where there is one.
+    ``database`` section); None: the section's ``recogniser`` (vision.recognise by default).
+    hand : the cell's multi-finger hand (gripper None then): the loop plans with the
+    database alone (no image search, which plans parallel-jaw grasps) and executes with it.
     Replacing ``config`` or ``mode`` reaches the planner, the executor and the sources.
     """
 
     def __init__(self, config: CellConfig, *, camera: Camera, segmenter: Segmenter,
-                 gripper: Gripper, arm: ArmController | None, trial_log, cell_hash: str,
+                 gripper: Gripper | None, arm: ArmController | None, trial_log, cell_hash: str,
                  truth: CellTruth | None = None, mode: str = "best",
-                 seed: int | None = 0, recogniser=None) -> None:
+                 seed: int | None = 0, recogniser=None, hand: Hand | None = None) -> None:
         if mode not in ("best", "validate"):
             raise ValueError(f"mode must be 'best' or 'validate', got {mode!r}")
+        if hand is not None and config.database is None:
+            raise ValueError(f"the cell carries the {hand.name} hand, which plans with a grasp "
+                             f"database: the cell file needs a 'database' section")
+        if hand is None and gripper is None:
+            raise ValueError("PickingLoop needs a gripper or a hand")
+        self.hand = hand
         self.segmenter, self.arm = segmenter, arm
         self.trial_log = trial_log
         self.cell_hash = cell_hash
@@ -65,14 +74,16 @@ class PickingLoop:
         self.failed = FailedGrasps()
         setup = SourceSetup(config, self.projection, self.jaw, np.random.default_rng(seed),
                             segmenter, self.truth, self.failed, recogniser)
-        sources = [make(setup) for make in grasp_sources(config)]
-        self._image_search = next(s for s in sources if isinstance(s, ImageSearch))
+        # a multi-finger hand cannot do the image search's parallel-jaw grasps: not built
+        sources = [make(setup) for make in grasp_sources(config)
+                   if hand is None or make is not ImageSearch]
+        self._image_search = next((s for s in sources if isinstance(s, ImageSearch)), None)
         self.planner = Planner(config, camera=camera, segmenter=segmenter, arm=arm,
                                home=self.home, state=self.state, truth=self.truth,
                                sources=sources, mode=mode)
         self.executor = Executor(config, camera=camera, gripper=gripper, arm=arm,
                                  home=self.home, place=self.place, state=self.state,
-                                 truth=self.truth)
+                                 truth=self.truth, hand=hand)
         self._config = config
 
     @property
@@ -148,6 +159,9 @@ class PickingLoop:
         fingertips' point in the camera image, its neighbours obstacles, as in a search. For
         re-scoring logged trials on their stored frames with other settings (paired ablations)
         and for checking a grasp a controller proposes. ValueError when nothing is segmented."""
+        if self._image_search is None:
+            raise ValueError(f"score_pose scores parallel-jaw grasps; this cell carries the "
+                             f"{self.hand.name} hand")
         T = check_tcp_pose(T_base_tcp, "T_base_tcp")
         masks = self.segmenter.segment(frame)
         if not masks:

@@ -183,12 +183,21 @@ def test_demo_with_an_unknown_hand_fails_in_one_line_before_building_anything(tm
     assert not any(tmp_path.iterdir())
 
 
-def test_the_picking_cell_with_a_multi_finger_hand_stops_at_the_gripper_in_one_line(tmp_path):
-    from onboard import CellSetupError, open_picking_cell
+def test_a_multi_finger_picking_cell_without_a_grasp_database_is_refused_in_one_line(tmp_path):
+    import msgspec
 
-    with pytest.raises(CellSetupError, match="sim.hand is 'three_finger', a multi-finger hand "
-                                             ".*multi-finger planning is not wired yet"):
+    from onboard import CellSetupError, PickingCell, config_hash, open_picking_cell, sim_cell_file
+
+    with pytest.raises(ValueError, match="hand 'three_finger' plans with a grasp database; "
+                                         "give database="):
         open_picking_cell(sim=True, hand="three_finger", log_dir=str(tmp_path / "trials"))
+    plain = sim_cell_file(log_dir=str(tmp_path / "trials"))
+    config = msgspec.structs.replace(plain, sim=msgspec.structs.replace(plain.sim,
+                                                                        hand="three_finger"))
+    with pytest.raises(CellSetupError, match="sim.hand is 'three_finger', a multi-finger hand: "
+                                             "it plans with a grasp database, so the cell file "
+                                             "needs a 'database' section"):
+        PickingCell(config, config_hash(config))
 
 
 HANDS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "hands"

@@ -180,7 +180,7 @@ def test_a_cell_without_the_database_section_plans_exactly_as_before(db_path, tm
         a.close()
         b.close()
     # with the section, the database is asked too (the simulated cell's truth recognises)
-    on = msgspec.structs.replace(plain, database=_config(db_path).database,
+    on = msgspec.structs.replace(plain, database=_config(db_path, recogniser="truth").database,
                                  log_dir=str(tmp_path / "c"))
     c = PickingCell(on, config_hash(on))
     try:
@@ -199,12 +199,53 @@ def test_a_cell_without_the_database_section_plans_exactly_as_before(db_path, tm
         c.close()
 
 
-def test_a_real_cell_with_the_section_needs_a_recogniser(db_path):
+def test_the_sections_recogniser_is_vision_by_default_and_truth_only_on_the_simulated_cell(
+        db_path):
     from onboard.loop import database_source
 
-    setup = SourceSetup(_config(db_path), None, None, np.random.default_rng(0), None, NO_TRUTH)
-    with pytest.raises(ValueError, match="needs an object recogniser"):
-        database_source(setup)
+    from vision import SupportPlane, TabletopSegmenter
+
+    # a real cell (no ground truth): vision.recognise over the database's objects, built once,
+    # on the segmenter's support plane
+    scene = tabletop()
+    segmenter = TabletopSegmenter()
+    # this scene's floor outweighs its small table in a RANSAC fit: the segmenter is given
+    # the table's plane (base z = 0, in the camera frame), as it finds it on a cell's table
+    T = scene.frame.T_base_camera
+    normal = T[:3, :3].T @ np.array([0.0, 0.0, 1.0])
+    origin_cam = T[:3, :3].T @ -T[:3, 3]
+    segmenter.last_plane = SupportPlane(normal, -float(normal @ origin_cam), 1000, 0.0)
+    setup = SourceSetup(_config(db_path), None, None, np.random.default_rng(0), segmenter,
+                        NO_TRUTH)
+    source = database_source(setup)
+    found = source.propose(scene.frame, [scene.box_mask], 0, StageClock({}))
+    # recognised as the box from its depth alone (the label is not a model's name here)
+    assert isinstance(found, Proposal) and found.detail.recognition.name == "box"
+    assert found.detail.recognition.confidence >= 0.5
+    truth = SourceSetup(_config(db_path, recogniser="truth"), None, None,
+                        np.random.default_rng(0), None, NO_TRUTH)
+    with pytest.raises(ValueError, match="'database.recogniser' is 'truth', which only the "
+                                         "simulated cell has"):
+        database_source(truth)
     given = database_source(SourceSetup(_config(db_path), None, None, np.random.default_rng(0),
                                         None, NO_TRUTH, recogniser=truth_recogniser(tabletop())))
     assert isinstance(given, DatabaseSource)
+
+
+def test_the_truth_recogniser_on_hardware_is_a_one_line_cell_file_error(db_path):
+    text = (f"camera: {{kind: realsense}}\ndatabase: {{path: {db_path}, hand: {HAND}, "
+            f"recogniser: truth}}\n")
+    with pytest.raises(CellFileError, match=r"^cell.yaml: key 'database.recogniser' is 'truth', "
+                                            r"the simulated cell's ground truth, but "
+                                            r"camera.kind is 'realsense'; use 'vision' on "
+                                            r"hardware$"):
+        parse_cell_file(text, "cell.yaml")
+
+
+def test_a_ycb_scan_in_the_cell_takes_its_bare_name_in_a_ycb_database():
+    from onboard.loop import database_name
+
+    assert database_name("ycb_banana", {"banana", "mug"}) == "banana"
+    assert database_name("ycb_banana", {"ycb_banana", "banana"}) == "ycb_banana"
+    assert database_name("banana", {"banana"}) == "banana"
+    assert database_name("ycb_drill", {"banana"}) == "ycb_drill"   # unknown: stays as named

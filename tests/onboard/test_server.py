@@ -57,6 +57,9 @@ class TableCell:
         self.holding: str | None = None
         self.trials: list[dict] = []
         self.poses: list[tuple[np.ndarray, str | None]] = []
+        # label -> a multi-finger hand's preshape (rad): those objects' grasps come from the
+        # grasp database, the others' from the image search (a jaw, no preshape)
+        self.preshapes: dict[str, list[float]] = {}
         self.gate: threading.Event | None = None   # when set, pick waits for it
         self.closed = 0
         self._inside = 0
@@ -89,11 +92,14 @@ class TableCell:
         trial_id = len(self.trials)
         self.trials.append({"label": label, "outcome": "pending", "success": None, "note": "",
                             "T": pose(xyz), "width": width + 0.02, "score": 0.9})
+        preshape = self.preshapes.get(label)
         return GraspChoice(trial_id=trial_id, object_label=label, T_base_tcp=pose(xyz),
                            pregrasp_m=0.1, width_m=width + 0.02, force_n=40.0, score=0.9,
-                           features={"d_t": 0.1, "r_r_rad": 0.0}, source="image_search",
+                           features={"d_t": 0.1, "r_r_rad": 0.0},
+                           source="image_search" if preshape is None else "database",
                            x_px=320.0, y_px=240.0, theta_rad=0.0, n_candidates=1200,
-                           stage_s={"capture": 0.01, "search": 0.004})
+                           stage_s={"capture": 0.01, "search": 0.004},
+                           preshape=None if preshape is None else np.array(preshape))
 
     def move(self, T_base_tcp, speed_mps):
         self._enter()
@@ -332,6 +338,17 @@ def test_best_grasp_returns_pose_width_force_score_features_and_timings(client, 
     assert r["stage_s"] == {"capture": 0.01, "search": 0.004}
     assert (r["pregrasp_m"], r["n_candidates"]) == (0.1, 1200)
     assert cell.trials[0]["label"] == "box"
+
+
+def test_best_grasp_carries_the_hands_preshape_for_a_database_grasp_and_null_for_a_jaw(
+        client, cell):
+    cell.preshapes["mug"] = [0.0, 0.35, -0.35, 0.01]
+    r = client.ask({"cmd": "best_grasp", "id": 3, "object": "mug"})
+    assert r["ok"] is True and r["source"] == "database"
+    assert r["preshape"] == [0.0, 0.35, -0.35, 0.01]
+    np.testing.assert_allclose(r["T_base_tcp"], pose((0.40, 0.10, 0.05)))
+    jaw = client.ask({"cmd": "best_grasp", "id": 4, "object": "box"})
+    assert jaw["ok"] is True and "preshape" in jaw and jaw["preshape"] is None
 
 
 def test_best_grasp_with_nothing_in_view_is_ok_false_with_the_reason(client):
