@@ -52,6 +52,9 @@ class Executor:
             raise RuntimeError(NO_ARM)
         if self.hand is not None:
             return self._execute_hand(plan, c, clock)
+        if grip is None:
+            raise RuntimeError("this loop was built without a gripper or a hand: it can plan, "
+                               "not execute")
         watch = self.truth.watch(plan.frame, plan.chosen_mask)
         try:
             self.state.activity = "moving"

@@ -60,8 +60,6 @@ class PickingLoop:
         if hand is not None and config.database is None:
             raise ValueError(f"the cell carries the {hand.name} hand, which plans with a grasp "
                              f"database: the cell file needs a 'database' section")
-        if hand is None and gripper is None:
-            raise ValueError("PickingLoop needs a gripper or a hand")
         self.hand = hand
         self.segmenter, self.arm = segmenter, arm
         self.trial_log = trial_log
