@@ -128,6 +128,9 @@ def test_cli_calibrates_a_folder_of_images_and_writes_a_checked_file(tmp_path, i
     assert "valid" in capsys.readouterr().out
 
 
+# librealsense's playback can lose a frameset on a loaded machine (seen once: 13 of 14 views,
+# with two other processes busy on both cores), as the other playback tests are marked
+@pytest.mark.flaky(reruns=2)
 def test_cli_calibrates_from_a_realsense_recording_and_compares_with_its_intrinsics(
         tmp_path, images, capsys):
     pytest.importorskip("pyrealsense2")
