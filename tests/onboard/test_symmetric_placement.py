@@ -159,3 +159,16 @@ def test_place_grasps_lays_each_equivalent_pose_out_in_blocks(db_path, box_symme
         np.testing.assert_array_equal(placed.candidate[rows], table.candidate)
     with pytest.raises(ValueError, match="identity first"):
         place_grasps(table, T, box_symmetries[::-1])
+
+
+def test_too_many_rows_place_the_grasps_under_evenly_spaced_equivalents_identity_first():
+    # a private helper of the source, tested directly: no public path reaches the cap
+    # without a database of thousands of grasps
+    from onboard.loop._database_source import MAX_PLACED_ROWS, _capped
+
+    yaws = np.array([rotvec_to_matrix([0.0, 0.0, math.radians(a)]) for a in range(0, 360, 30)])
+    assert _capped(yaws, 100) is yaws and _capped(None, 10**6) is None
+    few = _capped(yaws, MAX_PLACED_ROWS // 3)
+    assert len(few) * (MAX_PLACED_ROWS // 3) <= MAX_PLACED_ROWS
+    np.testing.assert_array_equal(few, yaws[::4])
+    assert len(_capped(yaws, 10 * MAX_PLACED_ROWS)) == 1
