@@ -38,8 +38,8 @@ log = logging.getLogger("graspline.loop")
 
 Recogniser = Callable[[RGBDFrame, ObjectMask], Recognition]
 # most rows placed and filtered per object (grasps x equivalent poses): bench_db_filter's
-# place + filter of 10,000 rows takes 1.6 ms, 40,000 about four times that
-MAX_PLACED_ROWS = 20_000
+# place + filter of 10,000 rows takes 1.7 ms (goal 2 ms), of 20,000 3.5 ms (2-core x86-64)
+MAX_PLACED_ROWS = 10_000
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult, row:
 
 def _capped(symmetries: np.ndarray | None, n: int) -> np.ndarray | None:
     """The symmetry rotations to place n grasps under: all of them while G * n stays within
-    MAX_PLACED_ROWS (the filter's 2 ms budget holds for 10,000 rows), else every k-th,
+    MAX_PLACED_ROWS (the filter's 2 ms goal holds for 10,000 rows), else every k-th,
     evenly, the identity first (a cylinder's yaws sampled more coarsely)."""
     if symmetries is None or len(symmetries) * n <= MAX_PLACED_ROWS:
         return symmetries
