@@ -6,7 +6,7 @@ A symmetric object (a box: half turns; a cylinder: any yaw) can be recognised in
 poses its shape makes equivalent, and a grasp placed by the wrong one of them lands mirrored
 (from below instead of above). So the grasps are placed under every equivalent pose the
 recognition names (``Recognition.symmetries``: G object-frame rotations, a continuous axis
-every 30 degrees), G * N rows filtered and ranked together; the detail keeps which pose each
+every 15 degrees), G * N rows filtered and ranked together; the detail keeps which pose each
 row came from (``PlacedGrasps.equivalent``) and the trial log the chosen one's.
 
 The cell file's ``database`` section turns it on (``_planner.grasp_sources``); without it
