@@ -75,6 +75,8 @@ def test_built_in_objects_are_identified_with_their_pose_within_bounds(table, li
                                    atol=1e-9)
         dt, dr = library.pose_error(name, r.T_base_object, T_true)
         assert dt < 0.008 and math.degrees(dr) < 8.0, (name, dt, math.degrees(dr))
+        # the recognition names the model's symmetry group, the poses equivalent to its own
+        np.testing.assert_array_equal(r.symmetries, library.symmetry_rotations(name))
 
 
 def test_an_object_not_among_the_models_comes_back_unknown_saying_why(table, models):
