@@ -347,7 +347,8 @@ def _symmetry_group(points: np.ndarray, tree, tol: float) -> np.ndarray:
     return np.array([c @ g for c in continuous for g in group])
 
 
-def _snap_angle(a: float, step: float = math.radians(15.0), tol: float = math.radians(3.0)) -> float:
+def _snap_angle(a: float, step: float = math.radians(15.0),
+                tol: float = math.radians(3.0)) -> float:
     """a (radians) onto the nearest multiple of step when within tol of it."""
     k = round(a / step)
     return k * step if abs(a - k * step) < tol else a
