@@ -117,7 +117,8 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
                 if row is None:
                     c[1] += 1
                     continue
-                q = None if table.preshape is None else table.preshape[row]
+                # a filtered row may come from an equivalent pose: its table row is table_row
+                q = None if table.preshape is None else table.preshape[placed.table_row[row]]
                 q = np.zeros(0) if q is None or not np.all(np.isfinite(q)) else q
                 with SimCell(settings, seed=table_seed) as sim:   # the same table, untouched
                     assert np.allclose(sim.world.T_world_object(k), T_true)

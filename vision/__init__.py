@@ -13,8 +13,8 @@ from typing import Any
 from ._base import Segmenter
 from ._errors import BackendUnavailable, VisionError, WeightsError, WeightsNotFound
 from ._figures import MIN_VISIBLE_PX, FrameFigures, evaluate_frame, mask_iou
-from ._recognition import (ModelLibrary, ObjectModel, Recognition, models_from_database,
-                           prepare_models, recognise, register_points)
+from ._recognition import (SYMMETRY_STEP_DEG, ModelLibrary, ObjectModel, Recognition,
+                           models_from_database, prepare_models, recognise, register_points)
 from ._registry import BACKENDS, make_segmenter, segmenter_class
 from ._silhouette import neighbours, silhouette, touching
 from ._tabletop import TabletopSegmenter, fit_support_plane
@@ -39,6 +39,7 @@ __all__ = [
     "Recognition",
     "Segmenter",
     "Silhouette",
+    "SYMMETRY_STEP_DEG",
     "SupportPlane",
     "TabletopSegmenter",
     "VisionError",

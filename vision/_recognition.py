@@ -54,6 +54,8 @@ POSE_MARGIN_FULL = 0.15  # relative residual margin to another pose of the same 
 UNEXPLAINED_SCALE = 0.1  # top-view cells unexplained at which that term gives exp(-1/2): the
                          # right model leaves under 0.08, a can fitted as a box 0.15
 DISTINCT_RAD = math.radians(20.0)  # fits this far apart, modulo symmetry, are other poses
+SYMMETRY_STEP_DEG = 15  # a continuous symmetry axis, as data (Recognition.symmetries): every
+                        # 15 degrees (24 yaws); see ModelLibrary.symmetry_rotations
 QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
@@ -91,7 +93,10 @@ class Recognition:
     object's symmetry; below recognise's min_confidence the object is reported unknown.
     stable_pose : index into ObjectModel.stable_poses. fit_rmse_m : RMS distance of the seen
     points to the model's surface (its tangent planes; each clipped at 1 cm), metres. why : one
-    line, for an unknown object or a confidence under 0.8.
+    line, for an unknown object or a confidence under 0.8. symmetries : (G, 3, 3) float64
+    rotations in the object frame (about its origin) that leave the model's shape unchanged,
+    identity first (``ModelLibrary.symmetry_rotations``): ``T_base_object @ pose(R, 0)`` is an
+    equally good pose for each; None when not known (an unknown object, another recogniser).
     """
 
     name: str | None
@@ -100,6 +105,7 @@ class Recognition:
     stable_pose: int | None
     fit_rmse_m: float | None
     why: str = ""
+    symmetries: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,7 @@ class ModelLibrary:
     normals: list[np.ndarray] = field(default_factory=list)      # (N, 3) per sample point
     spacing_m: list[float] = field(default_factory=list)         # mean nearest-neighbour gap
     symmetries: list[np.ndarray] = field(default_factory=list)   # (G, 3, 3) object frame
+    continuous: list[bool] = field(default_factory=list)  # whether one axis is continuous
 
     def __post_init__(self) -> None:
         from scipy.spatial import cKDTree
@@ -153,6 +160,7 @@ class ModelLibrary:
             tol = _symmetry_tolerance(tree, m.points)
             self.spacing_m.append(tol / 3.0)
             self.symmetries.append(_symmetry_group(m.points, tree, tol))
+            self.continuous.append(len(self.symmetries[-1]) >= 360)  # 1 degree steps
             for s, T in enumerate(m.stable_poses):
                 self.views.append(_View(i, s, _top_view(transform_points(T, m.points)),
                                         _yaw_order(m.points, tree, T, tol)))
@@ -182,6 +190,32 @@ class ModelLibrary:
         tr = np.einsum("ji,gij->g", A, G)
         angle = float(np.arccos(np.clip((tr.max() - 1.0) / 2.0, -1.0, 1.0)))
         return float(np.linalg.norm(T_est[:3, 3] - T_true[:3, 3])), angle
+
+    def symmetry_rotations(self, name: str, *,
+                           step_deg: int = SYMMETRY_STEP_DEG) -> np.ndarray:
+        """(G, 3, 3) float64 rotations in the model's object frame (about its origin) that map
+        its surface sample onto itself, identity first: (1, 3, 3) for none, 4 for a box (half
+        turns about its three axes), a continuous axis sampled every step_deg degrees (a
+        divisor of 360) times the discrete ones (a cylinder: 2 * 360 / step_deg). The default
+        15 degrees holds the poses recognise returns for a round object (its ICP starts 45
+        degrees apart): at 30, such an estimate's samples fell half a step off the true pose's,
+        and the filter kept 7 of the bottle's grasps instead of 30 (bench_db_cell). Found from
+        the sample they are up to ~1.5 degrees off (enough to move a 126 mm finger's tip 3 mm),
+        so each is snapped to the object frame (an axis within 3 degrees of a frame axis or
+        plane onto it, angles within 3 degrees of a 15 degree multiple onto it): database
+        models are built in frames aligned with their shape."""
+        if not (isinstance(step_deg, int) and 1 <= step_deg <= 360 and 360 % step_deg == 0):
+            raise ValueError(f"symmetry_rotations: step_deg must be an integer divisor of 360, "
+                             f"got {step_deg!r}")
+        k = self.index(name)
+        G = self.symmetries[k]
+        # _symmetry_group lays the continuous axis out outermost, one degree per block
+        S = G.reshape(360, -1, 3, 3)[::step_deg].reshape(-1, 3, 3) if self.continuous[k] else G
+        S = np.array([_snapped(R) for R in S])
+        # a discrete half turn about the continuous axis repeats a sampled yaw: keep the first
+        near = np.abs(S[:, None] - S[None, :]).max(axis=(2, 3)) < 0.05   # ~3 degrees
+        first = ~np.any(np.tril(near, -1), axis=1)
+        return np.ascontiguousarray(S[first])
 
     def symmetry(self, name: str) -> str:
         """The model's rotational symmetry in words: 'none', or how many rotations (and
@@ -311,6 +345,34 @@ def _symmetry_group(points: np.ndarray, tree, tol: float) -> np.ndarray:
                     new.append(B)
         frontier = new
     return np.array([c @ g for c in continuous for g in group])
+
+
+def _snap_angle(a: float, step: float = math.radians(15.0),
+                tol: float = math.radians(3.0)) -> float:
+    """a (radians) onto the nearest multiple of step when within tol of it."""
+    k = round(a / step)
+    return k * step if abs(a - k * step) < tol else a
+
+
+def _snapped(R: np.ndarray, tol: float = math.radians(3.0)) -> np.ndarray:
+    """Rotation R (3, 3) with its axis snapped onto the object frame's axes or planes and
+    its angle, and an in-plane axis's direction, onto 15 degree multiples, each when within
+    tol radians; R unchanged when it needs none of that."""
+    from geometry import matrix_to_rotvec
+
+    rv = matrix_to_rotvec(R)
+    angle = float(np.linalg.norm(rv))
+    if angle < 1e-9:
+        return R.copy() if angle == 0.0 else np.eye(3)
+    axis = rv / angle
+    axis = np.where(np.abs(axis) < math.sin(tol), 0.0, axis)
+    axis /= np.linalg.norm(axis)
+    zero = np.flatnonzero(axis == 0.0)
+    if len(zero) == 1:   # in a frame plane: snap its direction within the plane
+        i, j = [k for k in range(3) if k != zero[0]]
+        phi = _snap_angle(math.atan2(axis[j], axis[i]))
+        axis[i], axis[j] = math.cos(phi), math.sin(phi)
+    return rotvec_to_matrix(axis * _snap_angle(angle))
 
 
 def _yaw_order(points: np.ndarray, tree, T_table_object: np.ndarray, tol: float) -> int:
@@ -541,4 +603,4 @@ def _recognise_among(seen_pts, seen: _TopView, lib: ModelLibrary, only: list[int
                                         f"margin to other objects {max(margin, 0):.2f}, "
                                         f"to other poses {max(pose_margin, 0):.2f}")
     return Recognition(name, T_base_table @ best.T_table_object, confidence, best.view.pose,
-                       best.rmse_m, why)
+                       best.rmse_m, why, lib.symmetry_rotations(name))

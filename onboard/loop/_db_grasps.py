@@ -43,11 +43,15 @@ LINE_SAMPLES = 33  # points along a projected closing line (odd: one at the cent
 # ------------------------------------------------------------------ placing
 @dataclass(frozen=True)
 class PlacedGrasps:
-    """Database grasps placed in the base frame, struct of arrays, one row per grasp (the
-    table's rows, in its order).
+    """Database grasps placed in the base frame, struct of arrays, one row per grasp and
+    equivalent pose: row ``g * len(table) + j`` is the table's row j placed by the object's
+    pose turned by its g-th symmetry rotation (g = 0 the identity: rows 0..len(table)-1 are the
+    table's rows in its order, placed by the pose as given).
 
-    T_base_hand : (N, 4, 4) metres; approach_base : (N, 3) unit; quality, pfc : (N,) (pfc
-    NaN where not computed); candidate : (N,) the database's candidate index.
+    T_base_hand : (M, 4, 4) metres; approach_base : (M, 3) unit; quality, pfc : (M,) (pfc
+    NaN where not computed); candidate : (M,) the database's candidate index; table_row : (M,)
+    the row of the table; equivalent : (M,) g, the index into symmetries; symmetries : (G, 3, 3)
+    the object-frame rotations the rows were placed under (identity first).
     """
 
     T_base_hand: np.ndarray
@@ -55,22 +59,46 @@ class PlacedGrasps:
     quality: np.ndarray
     pfc: np.ndarray
     candidate: np.ndarray
+    table_row: np.ndarray
+    equivalent: np.ndarray
+    symmetries: np.ndarray
 
     def __len__(self) -> int:
         return len(self.candidate)
 
 
-def place_grasps(table: GraspTable, T_base_object: np.ndarray) -> PlacedGrasps:
-    """The table's grasps placed by the object's pose T_base_object (4 x 4, metres): one
-    batched matmul. The approach is the hand frame's z axis (the database's definition)."""
+def place_grasps(table: GraspTable, T_base_object: np.ndarray,
+                 symmetries: np.ndarray | None = None) -> PlacedGrasps:
+    """The table's grasps placed by the object's pose T_base_object (4 x 4, metres) and, when
+    symmetries ((G, 3, 3) object-frame rotations that leave its shape unchanged, identity
+    first, e.g. Recognition.symmetries) are given, by every pose they make equivalent,
+    ``T_base_object @ pose(R_g, 0)``: G * N rows, one batched matmul. The approach is the
+    hand frame's z axis (the database's definition)."""
     T_bo = np.asarray(T_base_object, np.float64)
     if T_bo.shape != (4, 4) or not np.all(np.isfinite(T_bo)):
         raise ValueError(f"T_base_object must be a finite 4 x 4 pose, got shape {T_bo.shape}")
-    T = np.matmul(T_bo, np.asarray(table.T_object_hand, np.float64).reshape(-1, 4, 4))
+    R = np.eye(3)[None] if symmetries is None else np.asarray(symmetries, np.float64)
+    if R.ndim != 3 or R.shape[1:] != (3, 3) or len(R) < 1 or not np.all(np.isfinite(R)) \
+            or not np.allclose(R[0], np.eye(3), atol=1e-6):
+        raise ValueError(f"symmetries must be finite (G, 3, 3) rotations with the identity "
+                         f"first, got shape {R.shape}")
+    G = len(R)
+    T_oh = np.asarray(table.T_object_hand, np.float64).reshape(-1, 4, 4)
+    n = len(T_oh)
+    T = np.empty((G, n, 4, 4))
+    T[0] = np.matmul(T_bo, T_oh)   # the pose as given: the rows as without symmetries, exactly
+    if G > 1:
+        T_eq = np.tile(T_bo, (G - 1, 1, 1))                          # (G - 1, 4, 4)
+        T_eq[:, :3, :3] = np.matmul(T_bo[:3, :3], R[1:])
+        T[1:] = np.matmul(T_eq[:, None], T_oh[None])
+    T = T.reshape(G * n, 4, 4)
     return PlacedGrasps(T_base_hand=T, approach_base=np.ascontiguousarray(T[:, :3, 2]),
-                        quality=np.asarray(table.quality, np.float64),
-                        pfc=np.asarray(table.pfc, np.float64),
-                        candidate=np.asarray(table.candidate, np.int64))
+                        quality=np.tile(np.asarray(table.quality, np.float64), G),
+                        pfc=np.tile(np.asarray(table.pfc, np.float64), G),
+                        candidate=np.tile(np.asarray(table.candidate, np.int64), G),
+                        table_row=np.tile(np.arange(n, dtype=np.int64), G),
+                        equivalent=np.repeat(np.arange(G, dtype=np.int64), n),
+                        symmetries=R.copy())
 
 
 # ------------------------------------------------------------------ the hand's volume

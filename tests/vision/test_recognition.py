@@ -75,6 +75,8 @@ def test_built_in_objects_are_identified_with_their_pose_within_bounds(table, li
                                    atol=1e-9)
         dt, dr = library.pose_error(name, r.T_base_object, T_true)
         assert dt < 0.008 and math.degrees(dr) < 8.0, (name, dt, math.degrees(dr))
+        # the recognition names the model's symmetry group, the poses equivalent to its own
+        np.testing.assert_array_equal(r.symmetries, library.symmetry_rotations(name))
 
 
 def test_an_object_not_among_the_models_comes_back_unknown_saying_why(table, models):
@@ -202,3 +204,26 @@ def test_bad_input_is_named(table, library):
     empty = ObjectMask(np.zeros_like(mask.mask), None, 1.0, "test")
     r = recognise(frame, empty, library, support=plane)
     assert isinstance(r, Recognition) and r.name is None and "depth points" in r.why
+
+
+def test_each_symmetry_rotation_maps_the_models_sample_onto_itself(library):
+    """Recognition.symmetries' data: identity first, rotations, each mapping the surface
+    sample onto itself (99 % of its points within three sample spacings of the sample)."""
+    from scipy.spatial import cKDTree
+
+    sizes = {"box": 4, "cylinder": 48, "l_bracket": 1, "mug": 1}
+    for m in library.models:
+        G = library.symmetry_rotations(m.name)
+        np.testing.assert_array_equal(G[0], np.eye(3))
+        np.testing.assert_allclose(G @ G.transpose(0, 2, 1), np.broadcast_to(np.eye(3), G.shape),
+                                   atol=1e-9)
+        assert np.allclose(np.linalg.det(G), 1.0)
+        if m.name in sizes:
+            assert len(G) == sizes[m.name], m.name
+        tree = cKDTree(m.points)
+        spacing = float(tree.query(m.points, k=2)[0][:, 1].mean())
+        for R in G:
+            d, _ = tree.query(m.points @ R.T)
+            assert np.mean(d > 3.0 * spacing) < 0.01, (m.name, R)
+    with pytest.raises(ValueError, match="divisor of 360"):
+        library.symmetry_rotations("cylinder", step_deg=7)
