@@ -74,28 +74,12 @@ class Executor:
             ex = Execution("failure", False, gripper_text(res.status), res.width_m,
                            res.object_detected)
             ex.truth = watch.closed(c.T_base_tcp[:3, 0])
-            with clock.stage("after_image"):
-                ex.after_close = self._try_capture()
-            self.state.activity = "moving"
-            with clock.stage("lift"):
-                lifted = arm.lift(cfg.arm.lift_m, speed_mps=cfg.arm.approach_speed_mps * 2)
-                self.truth.hold(cfg.arm.hold_s)
+
+            def read() -> tuple[bool, str, float | None]:
                 st = grip.status()
-            if not lifted.reached:
-                return self._abort(lifted, "lift", ex)
-            ex.object_detected = st.object_detected
-            ex.gripper_status, ex.gripper_width_m = gripper_text(st), st.width_m
-            ex.truth = dataclasses.replace(ex.truth, lifted=watch.lifted(cfg.arm.lift_m))
-            with clock.stage("place"):
-                self._place()
-            with clock.stage("after_image"):
-                ex.after_lift = self._try_capture()
-            cleared = self._region_cleared(plan, ex.after_lift)
-            ex.success = bool(st.object_detected) and cleared is not False
-            if st.object_detected and cleared is False:
-                ex.judge_note = "the gripper held something, but the object is still in its place"
-            ex.outcome = "success" if ex.success else "failure"
-            return ex
+                return st.object_detected, gripper_text(st), st.width_m
+
+            return self._lift_and_judge(plan, ex, watch, clock, read, "gripper")
         except GripperError as exc:
             return self._safe_stop(f"gripper: {exc}")
         finally:
@@ -123,32 +107,47 @@ class Executor:
             ex = Execution("failure", False, hand_text(closed), None, closed.object_detected)
             # the hand has no closing direction; the TCP's x stands for it in the truth
             ex.truth = watch.closed(c.T_base_tcp[:3, 0])
-            with clock.stage("after_image"):
-                ex.after_close = self._try_capture()
-            self.state.activity = "moving"
-            with clock.stage("lift"):
-                lifted = arm.lift(cfg.arm.lift_m, speed_mps=cfg.arm.approach_speed_mps * 2)
-                self.truth.hold(cfg.arm.hold_s)
+
+            def read() -> tuple[bool, str, float | None]:
                 st = hand.status()
-            if not lifted.reached:
-                return self._abort(lifted, "lift", ex)
-            ex.object_detected = st.object_detected
-            ex.gripper_status = hand_text(st)
-            ex.truth = dataclasses.replace(ex.truth, lifted=watch.lifted(cfg.arm.lift_m))
-            with clock.stage("place"):
-                self._place()
-            with clock.stage("after_image"):
-                ex.after_lift = self._try_capture()
-            cleared = self._region_cleared(plan, ex.after_lift)
-            ex.success = bool(st.object_detected) and cleared is not False
-            if st.object_detected and cleared is False:
-                ex.judge_note = "the hand held something, but the object is still in its place"
-            ex.outcome = "success" if ex.success else "failure"
-            return ex
+                return st.object_detected, hand_text(st), None
+
+            return self._lift_and_judge(plan, ex, watch, clock, read, "hand")
         except HandError as exc:
             return self._safe_stop(f"hand: {exc}")
         finally:
             self.state.activity = "idle"
+
+    def _lift_and_judge(self, plan: Plan, ex: Execution, watch, clock: StageClock,
+                        read, device: str) -> Execution:
+        """After the fingers closed: the after-close image, lift, hold, the device's status
+        read back (``read() -> (object detected, status text, width in metres or None)``),
+        place, the after-lift image, and the verdict; ``device`` names it in the note."""
+        cfg = self.config
+        with clock.stage("after_image"):
+            ex.after_close = self._try_capture()
+        self.state.activity = "moving"
+        with clock.stage("lift"):
+            lifted = self.arm.lift(cfg.arm.lift_m, speed_mps=cfg.arm.approach_speed_mps * 2)
+            self.truth.hold(cfg.arm.hold_s)
+            detected, text, width_m = read()
+        if not lifted.reached:
+            return self._abort(lifted, "lift", ex)
+        ex.object_detected = detected
+        ex.gripper_status = text
+        if width_m is not None:
+            ex.gripper_width_m = width_m
+        ex.truth = dataclasses.replace(ex.truth, lifted=watch.lifted(cfg.arm.lift_m))
+        with clock.stage("place"):
+            self._place()
+        with clock.stage("after_image"):
+            ex.after_lift = self._try_capture()
+        cleared = self._region_cleared(plan, ex.after_lift)
+        ex.success = bool(detected) and cleared is not False
+        if detected and cleared is False:
+            ex.judge_note = f"the {device} held something, but the object is still in its place"
+        ex.outcome = "success" if ex.success else "failure"
+        return ex
 
     def _region_cleared(self, plan: Plan, after: RGBDFrame | None) -> bool | None:
         """Whether the after-image shows the support where the object stood (it left), from
