@@ -1,4 +1,5 @@
-"""Pictures of scored grasps: silhouette, grasp lines and contacts coloured by score (Tan Fig. 2)."""
+"""Pictures of scored grasps: silhouette, grasp lines and contacts coloured by score (Tan Fig. 2),
+and a multi-finger database grasp as its TCP and closing line."""
 from __future__ import annotations
 
 import cv2
@@ -51,6 +52,29 @@ def draw_grasps(silhouette: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.
         if labels is not None and labels[k]:
             cv2.putText(img, labels[k], at(dw[-1] + 4, half + 4), cv2.FONT_HERSHEY_SIMPLEX,
                         0.3 * scale, (0, 0, 0), 1, cv2.LINE_AA)
+    return _with_colour_bar(img, scale)
+
+
+def draw_hand_grasp(silhouette: np.ndarray, x: float, y: float, theta: float, score: float,
+                    span_px: float, label: str, scale: int = 2) -> np.ndarray:
+    """BGR uint8 overlay of a multi-finger database grasp over the silhouette: its TCP (a
+    cross at x, y, pixels of the silhouette image), its closing line through the TCP at
+    theta (radians) with the opposing fingertips span_px apart (dots), coloured by score, and
+    a label. A hand is not a jaw: no finger plates or grasp lines are drawn for it."""
+    sil = (silhouette != 0)
+    img = np.where(sil[..., None], np.uint8(170), np.uint8(255)).repeat(3, axis=2)
+    img = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_NEAREST)
+    pt = lambda u, v: (int(round((u + 0.5) * scale - 0.5)), int(round((v + 0.5) * scale - 0.5)))  # noqa: E731
+    colour = score_colour(score)
+    c, s, half = np.cos(theta), np.sin(theta), 0.5 * span_px
+    ends = [pt(x - half * c, y - half * s), pt(x + half * c, y + half * s)]
+    cv2.line(img, ends[0], ends[1], colour, 2, cv2.LINE_AA)
+    for e in ends:  # the opposing fingertips, open
+        cv2.circle(img, e, 3 * scale, colour, -1, cv2.LINE_AA)
+    centre = pt(x, y)
+    cv2.drawMarker(img, centre, (0, 0, 0), cv2.MARKER_CROSS, 6 * scale, 1)
+    cv2.putText(img, label, (4 * scale, 10 * scale), cv2.FONT_HERSHEY_SIMPLEX, 0.3 * scale,
+                (0, 0, 0), 1, cv2.LINE_AA)
     return _with_colour_bar(img, scale)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from scoring import GripperProjection
 
 from .._movement import MovementError, object_movement, pose_movement
-from .._overlay import draw_grasps
+from .._overlay import draw_grasps, draw_hand_grasp
 from .._trials import TrialImages, TrialRecord
 from ._truth import HAND_INSTANCE
 from ._types import Execution, Plan
@@ -109,7 +109,13 @@ def trial_images(plan: Plan, ex: Execution | None, projection: GripperProjection
     c = plan.grasp
     if plan.sil is not None and c is not None:
         out.silhouette = plan.sil.image
-        out.overlay = draw_grasps(plan.sil.image, np.array([c.x_px]), np.array([c.y_px]),
-                                  np.array([c.theta_rad]), np.array([c.score]), projection,
-                                  scale=2)
+        if c.preshape is not None:  # a multi-finger hand's database grasp: not a jaw
+            out.overlay = draw_hand_grasp(
+                plan.sil.image, c.x_px, c.y_px, c.theta_rad, c.score,
+                c.width_m / plan.sil.metres_per_px,
+                f"{c.source} grasp, {c.object_label}: TCP and closing line", scale=2)
+        else:
+            out.overlay = draw_grasps(plan.sil.image, np.array([c.x_px]), np.array([c.y_px]),
+                                      np.array([c.theta_rad]), np.array([c.score]), projection,
+                                      scale=2)
     return out

@@ -9,6 +9,7 @@ cell with its SimHand, the tabletop segmenter, SQLite trial logs."""
 from __future__ import annotations
 
 import msgspec
+import cv2
 import numpy as np
 import pytest
 
@@ -78,7 +79,15 @@ def test_the_loop_recognises_the_box_places_a_database_grasp_and_the_hand_holds_
         assert abs(sim.world.T_world_object(0)[2, 3] - z0) > 0.01 or \
             np.linalg.norm(sim.world.T_world_object(0)[:2, 3]) > 0.2
         assert not sim.hand_device.status().object_detected
-        assert log.get(rec.trial_id).source == "database"
+        logged = log.get(rec.trial_id)
+        assert logged.source == "database"
+        # the overlay draws the hand's closing line and fingertips in the score's colour,
+        # labelled as a database grasp (a jaw's overlay has no label in its top-left corner)
+        overlay = cv2.imread(str(logged.images["overlay"]), cv2.IMREAD_COLOR)
+        assert overlay is not None
+        coloured = (overlay[..., 1] > 150) & (overlay[..., 0] < 60)   # green-yellow, not grey
+        assert coloured.sum() > 50
+        assert (overlay[:24, :400] < 60).all(axis=2).sum() > 20     # the label's black text
     finally:
         sim.close()
         log.close()
