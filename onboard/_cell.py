@@ -11,6 +11,7 @@ import numpy as np
 from drivers.arm import MoveResult, MoveStatus, check_tcp_pose
 from drivers.gripper import GraspResult, GripperError
 from drivers.hand import HandError
+from scoring import GraspDatabaseError
 
 from ._cellfile import CellConfig, config_hash, load_cell_file, sim_cell_file
 from ._devices import CellDevices, CellSetupError, open_cell
@@ -32,9 +33,17 @@ class PickingCell:
             raise
         d = self.devices
         truth = None if d.truth is None else SimulatedTruth(d.truth)
-        self.loop = PickingLoop(config, camera=d.camera, segmenter=d.segmenter, gripper=d.gripper,
-                                arm=d.arm, trial_log=self.log, cell_hash=cell_hash,
-                                truth=truth, mode=mode, seed=config.scoring.seed, hand=d.hand)
+        try:
+            self.loop = PickingLoop(config, camera=d.camera, segmenter=d.segmenter,
+                                    gripper=d.gripper, arm=d.arm, trial_log=self.log,
+                                    cell_hash=cell_hash, truth=truth, mode=mode,
+                                    seed=config.scoring.seed, hand=d.hand)
+        except (GraspDatabaseError, ValueError) as exc:
+            # a grasp database the cell file names that cannot be read, or a hand without one:
+            # one line, and nothing left open
+            self.log.close()
+            self.devices.close()
+            raise CellSetupError(str(exc)) from exc
         # poses the controller reported at hand-eye calibration stops: (T_base_tcp, label)
         self.robot_poses: list[tuple[np.ndarray, str | None]] = []
         self.endpoint_address = (config.server.host, config.server.port)

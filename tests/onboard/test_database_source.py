@@ -249,3 +249,17 @@ def test_a_ycb_scan_in_the_cell_takes_its_bare_name_in_a_ycb_database():
     assert database_name("ycb_banana", {"ycb_banana", "banana"}) == "ycb_banana"
     assert database_name("banana", {"banana"}) == "banana"
     assert database_name("ycb_drill", {"banana"}) == "ycb_drill"   # unknown: stays as named
+
+
+def test_a_cell_file_naming_a_missing_database_ends_in_one_line_naming_the_key(tmp_path,
+                                                                               capsys):
+    from onboard.cli import main
+
+    cell = tmp_path / "cell.yaml"
+    cell.write_text(f"database: {{path: {tmp_path / 'nope.db'}, hand: three_finger}}\n"
+                    f"log_dir: {tmp_path / 'log'}\n")
+    assert main(["run", "--config", str(cell), "--trials", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("graspline run: error: ")
+    assert "database.path" in err[-1] and "nope.db" in err[-1] and "does not exist" in err[-1]
+    assert not any("Traceback" in line for line in err)
