@@ -2,7 +2,8 @@
 the user's cache folder, and reused (resumed where an earlier build stopped) afterwards.
 
 The build is the same as ``graspline db build --objects builtin --hand HAND`` with a small
-budget (DEMO_CANDIDATES candidates, DEMO_SAMPLES pose samples each), so that a first demo
+budget (DEMO_CANDIDATES candidates in each of the DEMO_STABLE_POSES most probable resting
+poses, DEMO_SAMPLES pose samples each), so that a first demo
 waits minutes, not hours; a target whose inputs changed (a new version of the measures' code,
 an edited hand description) is rebuilt rather than reused.
 """
@@ -21,6 +22,7 @@ from ._writer import surface_points
 DEMO_CANDIDATES = 40
 DEMO_SAMPLES = 10
 DEMO_SEED = 0
+DEMO_STABLE_POSES = 3   # the cell lays objects in any resting pose: grasps from above in each
 
 
 def demo_database_path(hand: str, cache_dir: str | Path, *, candidates: int = DEMO_CANDIDATES,
@@ -64,7 +66,8 @@ def ensure_demo_database(hand: str, cache_dir: str | Path, *,
                      disable=not progress, file=sys.stderr, leave=False):
         src = ObjectSource(name)
         factory = SimEvaluatorFactory(src, source, candidates, DEMO_SEED, mc,
-                                      candidates_cache_dir=str(cache))
+                                      candidates_cache_dir=str(cache),
+                                      stable_poses=DEMO_STABLE_POSES)
         n = len(factory())  # collision-free candidates of this hand on this object (cached)
         if n == 0:
             continue

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import sys
 import time
@@ -167,7 +168,12 @@ class SimEvaluatorFactory:
     "native" (motor-curve actuators, the Monte Carlo batches rolled out by mujoco.rollout;
     dynamics/_native.py); nthread : threads of that rollout (results do not depend on it).
     candidates_cache_dir : folder where the drawn candidates are kept (see cached_candidates);
-    None: every evaluator draws them.
+    None: every evaluator draws them. stable_poses : in how many of the object's most probable
+    resting poses candidates are drawn and simulated (n_candidates in each, those that repeat
+    an earlier pose's left out): in each pose's world the table lies where that pose puts it,
+    so the approaches it blocks are not drawn and the ones it exposes are. 1 (the default):
+    the most probable pose alone, and an object resting otherwise in the cell has few grasps
+    from above.
     """
 
     obj: ObjectSource
@@ -180,9 +186,14 @@ class SimEvaluatorFactory:
     closing: str = "python"
     nthread: int = 1
     candidates_cache_dir: str | None = None
+    stable_poses: int = 1
 
     def __post_init__(self) -> None:
         check_closing(self.closing)
+        if isinstance(self.stable_poses, bool) or not isinstance(self.stable_poses, int) \
+                or self.stable_poses < 1:
+            raise ValueError(f"SimEvaluatorFactory: stable_poses must be an integer >= 1, got "
+                             f"{self.stable_poses!r}")
         if isinstance(self.nthread, bool) or not isinstance(self.nthread, int) or self.nthread < 1:
             raise ValueError(f"SimEvaluatorFactory: nthread must be an integer >= 1, got {self.nthread!r}")
 
@@ -192,8 +203,9 @@ class SimEvaluatorFactory:
     def inputs(self) -> dict[str, str]:
         """Digests of what decides the results besides the hand and the mesh file (which
         BuildTarget adds): the object's density and kind, the Monte Carlo settings, seed and
-        friction, the P(fc) grid, the closing (python or native) and the measures' code version."""
-        return {"object": digest([self.obj.name if self.obj.mesh_path is None else "mesh",
+        friction, the P(fc) grid, the closing (python or native), the resting poses drawn in and
+        the measures' code version."""
+        return {"stable_poses": str(self.stable_poses),"object": digest([self.obj.name if self.obj.mesh_path is None else "mesh",
                                   self.obj.density]),
                 "monte_carlo": digest([dataclasses.asdict(self.monte_carlo), self.seed, self.mu]),
                 "pfc": digest(self.pfc_steps),
@@ -245,31 +257,61 @@ class SimEvaluator:
     """A compiled world, the seeded candidate list, and the Monte Carlo evaluation of one."""
 
     def __init__(self, factory: SimEvaluatorFactory) -> None:
-        from ._candidates import pregrasp_candidates
         from ..dynamics import build_grasp_world
 
         self.factory = factory
         self.object = factory.obj.load()
-        self.world = build_grasp_world(self.object, factory.hand.build(),
-                                       R_table_object=self.object.stable_poses[0][:3, :3],
-                                       closing=factory.closing)
-        self.candidates = cached_candidates(
-            factory.candidates_cache_dir, self.object, self.world,
-            lambda: pregrasp_candidates(self.world, factory.n_candidates, seed=factory.seed),
-            [factory.n_candidates, factory.seed, factory.obj.scale, factory.obj.density])
-        self.runner = None
-        if factory.closing == "native":
-            from ..dynamics import NativeRunner
-
-            self.runner = NativeRunner(self.world, nthread=factory.nthread)
-        self.closer = self.pfc_grid = None
+        hand = factory.hand.build()
+        self.pose_index = distinct_resting_poses(self.object.stable_poses,
+                                                 self.object.stable_probabilities,
+                                                 factory.stable_poses)
+        # one world per resting pose, the most probable first
+        self.worlds = [build_grasp_world(self.object, hand,
+                                         R_table_object=self.object.stable_poses[i][:3, :3],
+                                         closing=factory.closing) for i in self.pose_index]
+        self.world = self.worlds[0]
+        drawn = [self._draw(i) for i in range(len(self.worlds))]
+        self.candidates, self.pose_of = _merge_poses(drawn)
+        self.runners: dict[int, object] = {}
+        self.closers: dict[int, object] = {}
+        self.pfc_grid = None
         if factory.pfc_steps is not None:
-            from ..kinematic import KinematicCloser
             from ..quality import pfc_grid
 
-            self.closer = KinematicCloser(self.world)
             xy, theta = factory.pfc_steps
             self.pfc_grid = pfc_grid(xy_step_m=xy, theta_step_rad=theta)
+
+    def _draw(self, i: int) -> GraspCandidates:
+        """The candidates of the i-th world's resting pose (cached)."""
+        from ._candidates import pregrasp_candidates
+
+        f, world = self.factory, self.worlds[i]
+        params = [f.n_candidates, f.seed, f.obj.scale, f.obj.density, int(self.pose_index[i])]
+        return cached_candidates(f.candidates_cache_dir, self.object, world,
+                                 lambda: pregrasp_candidates(world, f.n_candidates, seed=f.seed),
+                                 params)
+
+    def _world(self, k: int):
+        """The world (resting pose) candidate k was drawn in."""
+        return self.worlds[self.pose_of[k]]
+
+    def _runner(self, k: int):
+        """The native rollout runner of candidate k's world (built on first use)."""
+        from ..dynamics import NativeRunner
+
+        i = int(self.pose_of[k])
+        if i not in self.runners:
+            self.runners[i] = NativeRunner(self.worlds[i], nthread=self.factory.nthread)
+        return self.runners[i]
+
+    def _closer(self, k: int):
+        """The kinematic closer of candidate k's world (built on first use)."""
+        from ..kinematic import KinematicCloser
+
+        i = int(self.pose_of[k])
+        if i not in self.closers:
+            self.closers[i] = KinematicCloser(self.worlds[i])
+        return self.closers[i]
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -280,12 +322,13 @@ class SimEvaluator:
 
         T = self.candidates.T_object_hand[k]
         preshape = self.candidates.preshape[k]
+        world = self._world(k)
         if T_error is not None:
             T = invert(T_error) @ T  # the object moved by T_error: the hand sees it so
-            place_hand(self.world, T, preshape)
-            if start_collisions(self.world):
+            place_hand(world, T, preshape)
+            if start_collisions(world):
                 return TrialMeasures(b=0.0, c=0.0, a=0.0)  # the hand would hit it on approach
-        out = simulate_grasp(self.world, T, preshape=preshape)
+        out = simulate_grasp(world, T, preshape=preshape)
         keep.append(out.hold)
         return TrialMeasures(b=out.measure_b, c=out.measure_c, a=self._measure_a(out.contacts, out.measure_b))
 
@@ -305,14 +348,15 @@ class SimEvaluator:
         nominal = T_errors is None
         # the object moved by T_error: the hand sees it so (as _trial does)
         poses = T[None] if nominal else np.array([invert(E) @ T for E in T_errors])
-        trials = self.runner.run(poses, self.candidates.preshape[k], hold_for=(0,) if nominal else (),
+        runner = self._runner(k)
+        trials = runner.run(poses, self.candidates.preshape[k], hold_for=(0,) if nominal else (),
                                  check_start=not nominal)
         out = []
         for tr in trials:
             if tr.collided:  # the hand would hit it on approach
                 out.append(TrialMeasures(b=0.0, c=0.0, a=0.0))
                 continue
-            e = native_end_measures(self.runner, tr)
+            e = native_end_measures(runner, tr)
             out.append(TrialMeasures(b=e.measure_b, c=e.measure_c, a=self._measure_a(e.contacts, e.measure_b)))
         if nominal:
             keep.append(trials[0].hold)
@@ -327,14 +371,14 @@ class SimEvaluator:
                              f"{len(self.candidates)} collision-free candidates")
         holds: list = []
         settings = dataclasses.replace(f.monte_carlo, seed=f.seed * 1_000_003 + k)
-        if self.runner is None:
+        if f.closing == "python":
             r = evaluate_under_uncertainty(lambda T: self._trial(k, T, holds), settings)
         else:
             r = evaluate_batched(lambda T: self._native_trials(k, T, holds), settings)
         hold = holds[0]  # the nominal trial's contact-stability diagnostics
         pfc = None
-        if self.closer is not None:
-            pfc = self.closer.pfc(self.candidates.T_object_hand[k], self.candidates.preshape[k],
+        if self.pfc_grid is not None:
+            pfc = self._closer(k).pfc(self.candidates.T_object_hand[k], self.candidates.preshape[k],
                                   grid=self.pfc_grid, mu=f.mu, torque_scale_m=self.object.radius_m).pfc
         return GraspRecord(
             candidate=k, T_object_hand=self.candidates.T_object_hand[k],
@@ -347,3 +391,56 @@ class SimEvaluator:
             force_var=hold.force_variation, position_var=hold.position_variation_m,
             normal_var=hold.normal_variation, seed=settings.seed,
             wall_s=time.perf_counter() - t0)
+
+
+def distinct_resting_poses(poses: np.ndarray, probabilities: np.ndarray, n: int,
+                           same_up_rad: float = 0.35) -> np.ndarray:
+    """Indices of up to n resting poses (4, 4) that differ in which way the object faces up:
+    the single most probable pose first (what a one-pose build always drew in), then one per
+    further group, the most probable group first. Poses whose upward directions (in the object
+    frame) are chained within same_up_rad are one group (a cylinder lying on its side in 24
+    facets is one), with the group's probability the sum of its members'; a group gives its
+    most probable pose."""
+    up = np.asarray(poses)[:, 2, :3]          # the world's +z in the object frame: R^T e_z
+    k = len(up)
+    group = np.arange(k)
+    close = (up @ up.T) > math.cos(same_up_rad)
+    for a in range(k):        # single linkage by union-find over the close pairs
+        for b in np.flatnonzero(close[a]):
+            ra, rb = group[a], group[b]
+            if ra != rb:
+                group[group == rb] = ra
+    p = np.asarray(probabilities, np.float64)
+    heads = {g: max(np.flatnonzero(group == g), key=lambda i: (p[i], -i)) for g in set(group)}
+    mass = {g: p[group == g].sum() for g in heads}
+    first = int(np.argmax(p))
+    heads[group[first]] = first
+    order = sorted(heads, key=lambda g: (g != group[first], -mass[g], heads[g]))
+    return np.array([heads[g] for g in order[:n]], np.int64)
+
+
+def _merge_poses(drawn: list[GraspCandidates], same_m: float = 1e-3,
+                 same_rad: float = 0.0175) -> tuple[GraspCandidates, np.ndarray]:
+    """The candidates of every resting pose in one list (object frame), and each one's pose
+    index; a later pose's candidate within same_m and same_rad of an earlier pose's one with
+    the same preshape is left out (the same grasp, found again from another resting pose)."""
+    from geometry import rotation_angle
+
+    fields = [f.name for f in dataclasses.fields(GraspCandidates)]
+    keep = [(0, j) for j in range(len(drawn[0]))]
+    for i in range(1, len(drawn)):
+        earlier = [drawn[a].T_object_hand[b] for a, b in keep]
+        pre = [drawn[a].preshape[b] for a, b in keep]
+        xyz = np.array([T[:3, 3] for T in earlier]).reshape(-1, 3)
+        c = drawn[i]
+        for j in range(len(c)):
+            T = c.T_object_hand[j]
+            near = np.flatnonzero(np.linalg.norm(xyz - T[:3, 3], axis=1) < same_m)
+            if any(np.array_equal(c.preshape[j], pre[m])
+                   and rotation_angle(T[:3, :3].T @ earlier[m][:3, :3]) < same_rad for m in near):
+                continue
+            keep.append((i, j))
+    merged = GraspCandidates(**{f: np.array([getattr(drawn[a], f)[b] for a, b in keep])
+                                .reshape((len(keep),) + getattr(drawn[0], f).shape[1:])
+                                for f in fields})
+    return merged, np.array([a for a, _ in keep], np.int64)

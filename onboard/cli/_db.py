@@ -156,6 +156,11 @@ def _add_build_parser(actions: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=1,
                    help="rollout threads per worker with --closing native (default 1: the workers "
                         "already use the cores)")
+    p.add_argument("--stable-poses", type=int, default=1, metavar="N",
+                   help="draw --candidates in each of the object's N most probable resting poses "
+                        "that face a different way up (default 1: the most probable alone); the "
+                        "cell lays objects in any of them, and a grasp from above in one is from "
+                        "the side or below in another")
     p.set_defaults(func=run_build)
 
 
@@ -171,6 +176,8 @@ def run_build(args: argparse.Namespace) -> int:
             raise CliError(f"--{name} must be >= 1, got {getattr(args, name)}")
     if args.threads < 1:
         raise CliError(f"--threads must be >= 1, got {args.threads}")
+    if args.stable_poses < 1:
+        raise CliError(f"--stable-poses must be >= 1, got {args.stable_poses}")
     if args.workers is not None and args.workers < 0:
         raise CliError(f"--workers must be >= 0, got {args.workers}")
     cache = args.cache or args.out.resolve().parent / ".graspline-cache"
@@ -189,7 +196,8 @@ def run_build(args: argparse.Namespace) -> int:
     for src in sources:
         factory = SimEvaluatorFactory(src, hand, args.candidates, args.seed, mc,
                                       pfc_steps=PFC_GRIDS[args.pfc], closing=args.closing,
-                                      nthread=args.threads, candidates_cache_dir=str(cache))
+                                      nthread=args.threads, candidates_cache_dir=str(cache),
+                                      stable_poses=args.stable_poses)
         print(f"{src.name}: preparing (decomposition and candidates are cached in {cache})",
               file=sys.stderr)
         with reported(ValueError, prefix=f"{src.name}: "):
