@@ -10,6 +10,9 @@ Strategies, all on the same recognised object of the same table:
   epsilon_top   the top grasp by the mean epsilon quality (a_mean) alone, unfiltered
   pfc_top       the top grasp by P(force closure), unfiltered (a database built with --pfc)
   random        a database grasp drawn at random
+  filtered_epsilon, filtered_pfc   the grasps the filter kept, ranked by epsilon (a_mean) or by
+                P(fc) instead of the quality: Weisz & Allen's comparison among grasps the
+                scene allows
 
 Each (table, strategy) runs on a fresh SimCell with the table's seed (same objects, same
 poses), the grasp executed with SimCell.execute_grasp (open, preshape, approach, close, lift,
@@ -29,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-STRATEGIES = ("filtered", "db_top", "epsilon_top", "pfc_top", "random")
+STRATEGIES = ("filtered", "db_top", "epsilon_top", "pfc_top", "random", "filtered_epsilon",
+              "filtered_pfc")
 
 
 def _perturbed(T: np.ndarray, error_m: float, error_deg: float,
@@ -48,15 +52,28 @@ def _perturbed(T: np.ndarray, error_m: float, error_deg: float,
     return out
 
 
-def _rows(table, result, rng: np.random.Generator) -> dict[str, int | None]:
-    """The grasp row each strategy picks (None: it has none)."""
+def _best_kept(result, values: np.ndarray) -> int | None:
+    """The kept placed grasp with the highest value (None: none kept or no finite value)."""
+    kept = np.asarray(result.order, np.int64)
+    v = values[kept] if len(kept) else values[:0]
+    if not np.isfinite(v).any():
+        return None
+    return int(kept[np.nanargmax(v)])
+
+
+def _rows(table, placed, result, rng: np.random.Generator) -> dict[str, int | None]:
+    """The grasp row each strategy picks (None: it has none): placed rows for the filtered
+    strategies, table rows (the identity placement, first in placed) for the others."""
     pfc = np.asarray(table.pfc, np.float64)
+    rows = np.asarray(placed.table_row)
     return {
         "filtered": int(result.order[0]) if len(result.order) else None,
         "db_top": int(np.argmax(table.quality)),
         "epsilon_top": int(np.argmax(table.a_mean)),
         "pfc_top": int(np.nanargmax(pfc)) if np.isfinite(pfc).any() else None,
         "random": int(rng.integers(len(table))),
+        "filtered_epsilon": _best_kept(result, np.asarray(table.a_mean, np.float64)[rows]),
+        "filtered_pfc": _best_kept(result, pfc[rows]),
     }
 
 
@@ -80,6 +97,7 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
     conditions = ("true", "estimated", f"+{error_m * 1e3:g} mm / {error_deg:g} deg")
     counts = {c: {s: [0, 0, 0] for s in STRATEGIES} for c in conditions}
     skipped: dict[str, int] = {}
+    empty: list[str] = []      # tables where the filter kept no grasp, and why
     settings = SimCellSettings(hand=hand)
     for t in tqdm(range(tables), desc="tables", file=sys.stderr):
         table_seed = seed * 1000 + t
@@ -108,7 +126,9 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
             for cond, T in poses.items():
                 r = dataclasses.replace(rec, T_base_object=T)
                 placed, result = source.place_and_filter(frame, mask, r, None)
-                plans[cond] = (placed, _rows(source.table(rec.name), result, rng))
+                plans[cond] = (placed, _rows(source.table(rec.name), placed, result, rng))
+                if not len(result.order):
+                    empty.append(f"table {t} ({cond}): {rec.name}: {result.summary()}")
         table = source.table(rec.name)
         for cond, (placed, rows) in plans.items():
             for strategy, row in rows.items():
@@ -124,7 +144,7 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
                     assert np.allclose(sim.world.T_world_object(k), T_true)
                     out = sim.execute_grasp(placed.T_base_hand[row], q, object_index=k)
                 c[0] += bool(out.success)
-    return {"counts": counts, "skipped": skipped, "tables": tables}
+    return {"counts": counts, "skipped": skipped, "tables": tables, "empty": empty}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
         for s, (held, none, tried) in by.items():
             rate = f"{held / tried:.0%}" if tried else "-"
             print(f"| {cond} | {s} | {held} / {tried} | {rate} | {none} |")
+    if out["empty"]:
+        print("\nwhere the filter kept no grasp:")
+        print("\n".join(out["empty"]))
     return 0
 
 
