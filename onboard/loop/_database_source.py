@@ -33,6 +33,7 @@ from ._db_grasps import (KEPT, REJECT_KEYS, DatabaseFilterSettings, FilterResult
                          PlacedGrasps, filter_grasps, height_map, place_grasps)
 from ._draws import draw_rank_level
 from ._source import Proposal, SourceSetup
+from ._types import DatabaseGraspView
 
 log = logging.getLogger("graspline.loop")
 
@@ -90,6 +91,7 @@ class DatabaseSource:
                                          f"'database.hand'); it has {database.hands()}")
             self._tables: dict[str, GraspTable] = {
                 name: database.grasps(name, db.hand, by=db.rank_by) for name in database.objects()}
+            self._points = {name: _surface_points(database, name) for name in self._tables}
             if recogniser is None:  # vision.recognise over the database's objects, built once
                 try:
                     library = prepare_models(models_from_database(database))
@@ -98,6 +100,9 @@ class DatabaseSource:
                                              f"vision): {exc}") from exc
                 recogniser = self._vision_recogniser(library)
         self._recognise = recogniser
+        # the grasp the last choose() gave, as the trial's panel draws it (the planner reads
+        # it right after choose, on the same thread)
+        self.last_view: DatabaseGraspView | None = None
 
     def _vision_recogniser(self, library) -> Recogniser:
         """vision.recognise over the prepared library, on the segmenter's support plane."""
@@ -213,7 +218,18 @@ class DatabaseSource:
                              features=dict(d.features), source=self.name, x_px=x_px,
                              y_px=y_px, theta_rad=theta, n_candidates=len(d.placed),
                              stage_s=clock.stage_s, preshape=d.preshape)
+        self.last_view = self._view(d, T)
         return choice, level
+
+    def _view(self, d: DatabaseDetail, T_base_hand: np.ndarray) -> DatabaseGraspView:
+        """The chosen grasp in the recognised object's frame, for the trial's panel."""
+        rec = d.recognition
+        T_object_hand = np.linalg.inv(rec.T_base_object) @ T_base_hand
+        return DatabaseGraspView(rec.name, self._points[rec.name], T_object_hand,
+                                 self.hand.centre, self.hand.half, self.hand.closing_half_m,
+                                 int(d.placed.candidate[d.row]), float(d.placed.quality[d.row]),
+                                 float(d.placed.pfc[d.row]), self.settings.rank_by,
+                                 float(rec.confidence))
 
     def _draw(self, d: DatabaseDetail) -> tuple[DatabaseDetail, int, float]:
         """Validate mode (Tan et al.'s protocol, as the jaw's draws): a grasp drawn from the
@@ -258,6 +274,15 @@ def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult, row:
     for code, n in result.counts().items():
         f["db_kept" if code == KEPT else f"db_reject_{REJECT_KEYS[code]}"] = float(n)
     return f
+
+
+def _surface_points(database: GraspDatabase, name: str) -> np.ndarray:
+    """(N, 3) surface sample of an object, its frame, metres; (0, 3) for a database built
+    without one (the trial's panel then draws the grasp alone)."""
+    try:
+        return database.object_points(name)
+    except GraspDatabaseError:
+        return np.zeros((0, 3))
 
 
 def _capped(symmetries: np.ndarray | None, n: int) -> np.ndarray | None:

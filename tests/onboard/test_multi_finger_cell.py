@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from onboard import (PickingCell, TrialLog, config_hash, open_picking_cell,  # noqa: E402
-                     sim_cell_file)
+                     sim_cell_file, write_report)
 from onboard.loop import DatabaseSource, PickingLoop, SimulatedTruth  # noqa: E402
 from tests.onboard.db_scene import build_database  # noqa: E402
 
@@ -88,6 +88,19 @@ def test_the_loop_recognises_the_box_places_a_database_grasp_and_the_hand_holds_
         coloured = (overlay[..., 1] > 150) & (overlay[..., 0] < 60)   # green-yellow, not grey
         assert coloured.sum() > 50
         assert (overlay[:24, :400] < 60).all(axis=2).sum() > 20     # the label's black text
+        # beside it, as tall, the database grasp in the box's frame: the box's surface points
+        # (grey), the fingertips and closing line in the score's colour, the title's text
+        panel = cv2.imread(str(logged.images["db_grasp"]), cv2.IMREAD_COLOR)
+        assert panel is not None and panel.shape[0] == overlay.shape[0]
+        grey = (panel.max(axis=2) - panel.min(axis=2) < 8) & (panel[..., 0] > 50) & \
+            (panel[..., 0] < 210)
+        assert grey.sum() > 300
+        assert ((panel[..., 1] > 150) & (panel[..., 0] < 60)).sum() > 50
+        assert (panel[:60] < 60).all(axis=2).sum() > 100
+        # the report shows the panel beside the trial's overlay
+        page = write_report(tmp_path / "trials", tmp_path / "report").read_text()
+        assert page.count('<a class=db_grasp href="overlays/1_db_grasp.png">') == 1
+        assert (tmp_path / "report" / "overlays" / "1_db_grasp.png").is_file()
     finally:
         sim.close()
         log.close()
