@@ -1,5 +1,6 @@
 """Pictures of scored grasps: silhouette, grasp lines and contacts coloured by score (Tan Fig. 2),
-and a multi-finger database grasp as its TCP and closing line."""
+a multi-finger database grasp as its TCP and closing line, and that grasp in its object's
+frame as the database holds it (the panel beside the overlay)."""
 from __future__ import annotations
 
 import cv2
@@ -76,6 +77,64 @@ def draw_hand_grasp(silhouette: np.ndarray, x: float, y: float, theta: float, sc
     cv2.putText(img, label, (4 * scale, 10 * scale), cv2.FONT_HERSHEY_SIMPLEX, 0.3 * scale,
                 (0, 0, 0), 1, cv2.LINE_AA)
     return _with_colour_bar(img, scale)
+
+
+def draw_database_grasp(points_object: np.ndarray, T_object_hand: np.ndarray,
+                        hand_centre: np.ndarray, hand_half: np.ndarray, closing_half_m: float,
+                        score: float, title: list[str], height_px: int) -> np.ndarray:
+    """BGR uint8 panel, height_px tall and square below its title, of a database grasp in its
+    object's frame seen along the grasp's approach (the hand frame's z, looking from behind
+    the palm; the hand's x to the right, its y down): the object's surface points (object
+    frame, metres; darker nearer the hand), the hand's open volume (boxes in the hand frame:
+    hand_centre, hand_half (B, 3), metres) as outlines, the closing line along x through the
+    TCP with the opposing fingertips closing_half_m either side, coloured by score, the TCP
+    as a cross, a 5 cm scale bar, and the title lines above."""
+    line_px = 14
+    top = 6 + line_px * len(title)
+    side = max(64, height_px - top)
+    img = np.full((top + side, side, 3), 255, np.uint8)
+    for k, text in enumerate(title):
+        cv2.putText(img, text, (6, 4 + line_px * (k + 1) - 3), cv2.FONT_HERSHEY_SIMPLEX, 0.4,
+                    (0, 0, 0), 1, cv2.LINE_AA)
+    T_hand_object = np.linalg.inv(np.asarray(T_object_hand, np.float64))
+    pts = np.asarray(points_object, np.float64).reshape(-1, 3)
+    p = pts @ T_hand_object[:3, :3].T + T_hand_object[:3, 3]   # hand frame
+    lo_box = np.asarray(hand_centre, np.float64) - np.asarray(hand_half, np.float64)
+    hi_box = np.asarray(hand_centre, np.float64) + np.asarray(hand_half, np.float64)
+    tips = np.array([[-closing_half_m, 0.0], [closing_half_m, 0.0]])
+    # the view frames the object and the fingertips; the hand's boxes may reach outside it
+    seen = np.vstack([p[:, :2], tips]) if len(p) else tips
+    centre = 0.5 * (seen.min(axis=0) + seen.max(axis=0))
+    extent = float(np.max(seen.max(axis=0) - seen.min(axis=0))) * 1.25 + 0.01
+    m_per_px = extent / (side - 12)
+
+    def px(xy: np.ndarray) -> tuple[int, int]:
+        """Panel pixel of a hand-frame (x, y) point, metres."""
+        u = (xy[0] - centre[0]) / m_per_px + side / 2
+        v = (xy[1] - centre[1]) / m_per_px + side / 2 + top
+        return int(round(u)), int(round(v))
+
+    if len(p):
+        z = p[:, 2]
+        shade = (z - z.min()) / max(float(np.ptp(z)), 1e-9)     # 0 nearest the palm
+        for k in np.argsort(-z):   # the far side first, the near side drawn over it
+            g = int(60 + 140 * shade[k])
+            cv2.circle(img, px(p[k, :2]), 1, (g, g, g), -1)
+    for lo, hi in zip(lo_box, hi_box):   # the open hand's boxes, x-y outline
+        cv2.rectangle(img, px(lo[:2]), px(hi[:2]), (200, 150, 90), 1, cv2.LINE_AA)
+    colour = score_colour(score)
+    a, b = px(tips[0]), px(tips[1])
+    cv2.line(img, a, b, colour, 2, cv2.LINE_AA)
+    for e in (a, b):   # the opposing fingertips, open
+        cv2.circle(img, e, 5, colour, -1, cv2.LINE_AA)
+        cv2.circle(img, e, 5, (0, 0, 0), 1, cv2.LINE_AA)
+    cv2.drawMarker(img, px(np.zeros(2)), (0, 0, 0), cv2.MARKER_CROSS, 12, 1)
+    bar = int(round(0.05 / m_per_px))
+    y = top + side - 8
+    cv2.line(img, (6, y), (6 + bar, y), (0, 0, 0), 2)
+    cv2.putText(img, "5 cm", (10 + bar, y + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.35, (0, 0, 0), 1,
+                cv2.LINE_AA)
+    return img
 
 
 def _with_colour_bar(img: np.ndarray, scale: int) -> np.ndarray:

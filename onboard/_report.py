@@ -340,7 +340,8 @@ def _fmt(v: float | None, spec: str = ".3f") -> str:
 
 
 def _gallery(records: list[TrialRecord], out: Path) -> list[str]:
-    """Copy each trial's overlay and a thumbnail into out/overlays; HTML figure elements."""
+    """Copy each trial's overlay and a thumbnail into out/overlays, and beside it a database
+    grasp's panel (db_grasp) where the trial has one; HTML figure elements."""
     items = []
     folder = out / "overlays"
     for r in records:
@@ -348,19 +349,34 @@ def _gallery(records: list[TrialRecord], out: Path) -> list[str]:
         if src is None or not Path(src).is_file():
             continue
         folder.mkdir(exist_ok=True)
-        full, thumb = folder / f"{r.trial_id}.png", folder / f"{r.trial_id}_thumb.png"
-        shutil.copyfile(src, full)
-        img = cv2.imread(str(full), cv2.IMREAD_COLOR)
-        if img is None:
+        link = _thumbnail(Path(src), folder, str(r.trial_id), f"trial {r.trial_id}")
+        if link is None:
             continue
-        f = _THUMB_PX / max(img.shape[:2])
-        cv2.imwrite(str(thumb), cv2.resize(img, None, fx=min(1.0, f), fy=min(1.0, f),
-                                           interpolation=cv2.INTER_AREA))
         cap = (f"#{r.trial_id} {html.escape(r.object_label)} score {_fmt(r.score, '.2f')} "
                f"{html.escape(r.outcome)}")
-        items.append(f'<figure><a href="overlays/{full.name}"><img src="overlays/{thumb.name}" '
-                     f'alt="trial {r.trial_id}"></a><figcaption>{cap}</figcaption></figure>')
+        panel = r.images.get("db_grasp")
+        if panel is not None and Path(panel).is_file():
+            db_link = _thumbnail(Path(panel), folder, f"{r.trial_id}_db_grasp",
+                                 f"trial {r.trial_id} database grasp")
+            if db_link is not None:
+                link += " " + db_link.replace("<a ", "<a class=db_grasp ", 1)
+                cap += " (right: the database grasp in the object's frame)"
+        items.append(f"<figure>{link}<figcaption>{cap}</figcaption></figure>")
     return items
+
+
+def _thumbnail(src: Path, folder: Path, stem: str, alt: str) -> str | None:
+    """Copy src to folder/stem.png with a thumbnail beside it; the HTML link of the
+    thumbnail to the copy, None when src is not an image."""
+    full, thumb = folder / f"{stem}.png", folder / f"{stem}_thumb.png"
+    shutil.copyfile(src, full)
+    img = cv2.imread(str(full), cv2.IMREAD_COLOR)
+    if img is None:
+        return None
+    f = _THUMB_PX / max(img.shape[:2])
+    cv2.imwrite(str(thumb), cv2.resize(img, None, fx=min(1.0, f), fy=min(1.0, f),
+                                       interpolation=cv2.INTER_AREA))
+    return f'<a href="overlays/{full.name}"><img src="overlays/{thumb.name}" alt="{alt}"></a>'
 
 
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:1100px}

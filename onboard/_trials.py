@@ -4,7 +4,8 @@ Layout of a log directory::
 
     DIR/trials.sqlite                 one row per trial (schema version in PRAGMA user_version)
     DIR/images/<trial_id>/<name>.png  before_color, before_depth (16-bit, millimetres),
-                                      after_color, after_depth, silhouette, overlay
+                                      after_color, after_depth, silhouette, overlay,
+                                      db_grasp (a database grasp's panel)
 
 A trial is begun (a "pending" row, so a controller or an operator can report its outcome
 later), then finished in one transaction: its images are written under temporary names and
@@ -31,12 +32,12 @@ from ._types import GraspChoice
 SCHEMA_VERSION = 1
 DB_NAME = "trials.sqlite"
 IMAGE_NAMES = ("before_color", "before_depth", "after_color", "after_depth", "silhouette",
-               "overlay")
+               "overlay", "db_grasp")
 OUTCOMES = ("pending", "success", "failure", "no_grasp", "error")
 OUTCOME_SOURCES = ("gripper+image", "simulator", "operator", "controller")
 MODES = ("best", "validate")
 _IMAGE_ATTRS = ("before_color", "before_depth_m", "after_color", "after_depth_m", "silhouette",
-                "overlay")  # the TrialImages field of each name in IMAGE_NAMES
+                "overlay", "db_grasp")  # the TrialImages field of each name in IMAGE_NAMES
 _DEPTH_MAX_MM = 65535  # 16-bit PNG: depth beyond 65.535 m is clipped
 
 
@@ -129,6 +130,8 @@ class TrialImages:
     silhouette : (H, W) bool or uint8, the object's silhouette the grasp was searched on.
     overlay : (H, W, 3) uint8 BGR, the chosen grasp drawn over the silhouette (as OpenCV
         draws it, e.g. onboard's grasp overlay).
+    db_grasp : (H, W, 3) uint8 BGR, a multi-finger database grasp in its object's frame (the
+        panel the report shows beside the overlay); None for the parallel jaw.
     """
 
     before_color: np.ndarray | None = None
@@ -137,6 +140,7 @@ class TrialImages:
     after_depth_m: np.ndarray | None = None
     silhouette: np.ndarray | None = None
     overlay: np.ndarray | None = None
+    db_grasp: np.ndarray | None = None
 
 
 _SCHEMA = """
@@ -252,10 +256,10 @@ def _encode(name: str, image: np.ndarray, trial_id: int) -> np.ndarray:
     the silhouette; TrialLogError naming the image and the trial if its shape is wrong."""
     a = np.asarray(image)
     where = f"trial {trial_id}: image {name}"
-    if name in ("before_color", "after_color", "overlay"):
+    if name in ("before_color", "after_color", "overlay", "db_grasp"):
         if a.ndim != 3 or a.shape[2] != 3 or a.dtype != np.uint8:
             raise TrialLogError(f"{where} must be (H, W, 3) uint8, got {a.shape} {a.dtype}")
-        return a if name == "overlay" else cv2.cvtColor(a, cv2.COLOR_RGB2BGR)
+        return a if name in ("overlay", "db_grasp") else cv2.cvtColor(a, cv2.COLOR_RGB2BGR)
     if a.ndim != 2:
         raise TrialLogError(f"{where} must be a 2-D array, got shape {a.shape}")
     if name == "silhouette":

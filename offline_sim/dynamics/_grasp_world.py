@@ -156,6 +156,8 @@ def attach_hand(spec, hand: HandModel, mount: str, prefix: str = HAND_PREFIX) ->
     """Attach the hand's MJCF below the body called mount in spec (a mujoco.MjSpec), its names
     prefixed, gravity-compensated (the arm carries it) and colliding with the world but not
     itself: world geoms need contype 1 and conaffinity 3 to touch it."""
+    import mujoco
+
     hs = hand.spec()
     for b in hs.bodies:
         b.gravcomp = 1.0  # the arm carries the hand: fingers close the same way in any orientation
@@ -169,6 +171,11 @@ def attach_hand(spec, hand: HandModel, mount: str, prefix: str = HAND_PREFIX) ->
     root = hs.worldbody.first_body()
     if root is None:
         raise ValueError(f"hand {hand.name!r}: its MJCF has no body in worldbody")
+    for j in list(root.joints):
+        # a free joint on the root (Menagerie's LEAP hand has one for a mocap weld) cannot
+        # stand below the mount, and the mount carries the hand: it is left out
+        if j.type == mujoco.mjtJoint.mjJNT_FREE:
+            hs.delete(j)
     spec.body(mount).add_frame().attach_body(root, prefix, "")
 
 

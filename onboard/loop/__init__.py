@@ -26,7 +26,7 @@ from ._database_source import (DatabaseDetail, DatabaseSource, Recognition, Reco
 from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, GraspIndex,
                          HandVolume, HeightMap, PlacedGrasps, filter_grasps,
                          filter_grasps_reference, height_map, place_grasps)
-from ._draws import LEVELS, LevelDraw, draw_across_levels
+from ._draws import LEVELS, LevelDraw, RankDraw, draw_across_levels, draw_rank_level
 from ._executor import Executor
 from ._image_search import ImageSearch
 from ._loop import PickingLoop
@@ -34,7 +34,7 @@ from ._planner import GRASP_SOURCES, OPTIONAL_SOURCES, Planner, grasp_sources
 from ._record import trial_images, trial_record
 from ._source import FailedGrasps, GraspSource, Proposal, SourceSetup
 from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, SimulatedTruth
-from ._types import Execution, LoopState, Plan
+from ._types import DatabaseGraspView, Execution, LoopState, Plan
 
 __all__ = [
     "CellTruth",
@@ -42,8 +42,10 @@ __all__ = [
     "database_source",
     "DatabaseDetail",
     "DatabaseFilterSettings",
+    "DatabaseGraspView",
     "DatabaseSource",
     "draw_across_levels",
+    "draw_rank_level",
     "Execution",
     "Executor",
     "FailedGrasps",
@@ -70,6 +72,7 @@ __all__ = [
     "PickingLoop",
     "place_grasps",
     "PlacedGrasps",
+    "RankDraw",
     "Plan",
     "Planner",
     "Proposal",

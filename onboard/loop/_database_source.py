@@ -31,7 +31,9 @@ from .._types import GraspChoice
 from ._clock import StageClock
 from ._db_grasps import (KEPT, REJECT_KEYS, DatabaseFilterSettings, FilterResult, HandVolume,
                          PlacedGrasps, filter_grasps, height_map, place_grasps)
+from ._draws import draw_rank_level
 from ._source import Proposal, SourceSetup
+from ._types import DatabaseGraspView
 
 log = logging.getLogger("graspline.loop")
 
@@ -74,6 +76,7 @@ class DatabaseSource:
         self.config = setup.config
         self._segmenter = setup.segmenter
         self._failed = setup.failed
+        self._rng = setup.rng   # the loop's one stream: validate mode's draws repeat with its seed
         self.hand = HandVolume.for_hand(db.hand) if hand is None else hand
         # read everything at start-up and close the file (docs/design.md: onboard reads the
         # database into arrays once; an sqlite3 connection is also bound to its thread, and
@@ -88,6 +91,7 @@ class DatabaseSource:
                                          f"'database.hand'); it has {database.hands()}")
             self._tables: dict[str, GraspTable] = {
                 name: database.grasps(name, db.hand, by=db.rank_by) for name in database.objects()}
+            self._points = {name: _surface_points(database, name) for name in self._tables}
             if recogniser is None:  # vision.recognise over the database's objects, built once
                 try:
                     library = prepare_models(models_from_database(database))
@@ -96,6 +100,9 @@ class DatabaseSource:
                                              f"vision): {exc}") from exc
                 recogniser = self._vision_recogniser(library)
         self._recognise = recogniser
+        # the grasp the last choose() gave, as the trial's panel draws it (the planner reads
+        # it right after choose, on the same thread)
+        self.last_view: DatabaseGraspView | None = None
 
     def _vision_recogniser(self, library) -> Recogniser:
         """vision.recognise over the prepared library, on the segmenter's support plane."""
@@ -189,9 +196,12 @@ class DatabaseSource:
     def choose(self, proposal: Proposal, frame: RGBDFrame, masks: list[ObjectMask],
                clock: StageClock, *, validate: bool) -> tuple[GraspChoice, int]:
         """The proposed grasp as a GraspChoice (source "database", the hand's preshape and
-        pose); validate mode draws no levels here (the database's grasps are not scored on
-        Tan's levels), so the level is -1."""
+        pose) and -1; with validate, a kept grasp drawn across the levels of the ranking
+        value (quality or P(fc), as the cell file ranks) and its level (0..4)."""
         d: DatabaseDetail = proposal.detail
+        level, score = -1, proposal.score
+        if validate:
+            d, level, score = self._draw(d)
         T = d.placed.T_base_hand[d.row].copy()
         x_px = y_px = theta = 0.0   # no silhouette (rare): the trial log takes finite numbers only
         sil = proposal.sil
@@ -204,11 +214,42 @@ class DatabaseSource:
         choice = GraspChoice(trial_id=-1, object_label=d.recognition.name, T_base_tcp=T,
                              pregrasp_m=self.config.arm.pregrasp_m,
                              width_m=2.0 * self.hand.closing_half_m,
-                             force_n=self.config.gripper.force_n, score=proposal.score,
+                             force_n=self.config.gripper.force_n, score=score,
                              features=dict(d.features), source=self.name, x_px=x_px,
                              y_px=y_px, theta_rad=theta, n_candidates=len(d.placed),
                              stage_s=clock.stage_s, preshape=d.preshape)
-        return choice, -1
+        self.last_view = self._view(d, T)
+        return choice, level
+
+    def _view(self, d: DatabaseDetail, T_base_hand: np.ndarray) -> DatabaseGraspView:
+        """The chosen grasp in the recognised object's frame, for the trial's panel."""
+        rec = d.recognition
+        T_object_hand = np.linalg.inv(rec.T_base_object) @ T_base_hand
+        return DatabaseGraspView(rec.name, self._points[rec.name], T_object_hand,
+                                 self.hand.centre, self.hand.half, self.hand.closing_half_m,
+                                 int(d.placed.candidate[d.row]), float(d.placed.quality[d.row]),
+                                 float(d.placed.pfc[d.row]), self.settings.rank_by,
+                                 float(rec.confidence))
+
+    def _draw(self, d: DatabaseDetail) -> tuple[DatabaseDetail, int, float]:
+        """Validate mode (Tan et al.'s protocol, as the jaw's draws): a grasp drawn from the
+        kept ones that are not near a failed grasp and have a preshape, across the levels of
+        the ranking value; the detail of that grasp, its level and its value (0..1). The
+        features name the level (db_level) and the pool's top level (db_top_level)."""
+        table = self.table(d.recognition.name)
+        pool = np.array([j for j in d.result.order
+                         if not self._failed.near(d.placed.T_base_hand[j])], np.int64)
+        if table.preshape is not None and table.preshape.shape[1] > 0:
+            ok = table.candidate[np.all(np.isfinite(table.preshape), axis=1)]
+            pool = pool[np.isin(d.placed.candidate[pool], ok)]
+        if len(pool) == 0:   # only the proposed grasp itself is left to carry out
+            pool = np.array([d.row], np.int64)
+        draw = draw_rank_level(d.result.rank_value, pool, self._rng)
+        preshape = _preshape(table, int(d.placed.candidate[draw.row]))
+        feats = _features(d.recognition, d.placed, d.result, draw.row, preshape)
+        feats["db_level"], feats["db_top_level"] = float(draw.level), float(draw.top_level)
+        drawn = DatabaseDetail(d.recognition, d.placed, d.result, draw.row, preshape, feats)
+        return drawn, draw.level, float(np.clip(draw.value, 0.0, 1.0))
 
 
 def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult, row: int,
@@ -233,6 +274,15 @@ def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult, row:
     for code, n in result.counts().items():
         f["db_kept" if code == KEPT else f"db_reject_{REJECT_KEYS[code]}"] = float(n)
     return f
+
+
+def _surface_points(database: GraspDatabase, name: str) -> np.ndarray:
+    """(N, 3) surface sample of an object, its frame, metres; (0, 3) for a database built
+    without one (the trial's panel then draws the grasp alone)."""
+    try:
+        return database.object_points(name)
+    except GraspDatabaseError:
+        return np.zeros((0, 3))
 
 
 def _capped(symmetries: np.ndarray | None, n: int) -> np.ndarray | None:

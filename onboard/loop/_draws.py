@@ -59,3 +59,41 @@ def draw_across_levels(sil: Silhouette, found, projection: GripperProjection,
     else:
         feats = features(sc, j - len(found.x))
     return LevelDraw(float(px[j]), float(py[j]), float(pt[j]), float(ps[j]), feats, pick_level, k)
+
+
+@dataclass(frozen=True)
+class RankDraw:
+    """A database grasp drawn from one level of its ranking value: its row (index into the
+    placed grasps), that value (0..1: quality or P(fc)), its level (0..4), the level of the
+    best grasp of the pool, and how many grasps the pool held."""
+
+    row: int
+    value: float
+    level: int
+    top_level: int
+    n_pool: int
+
+
+def level_of(values: np.ndarray) -> np.ndarray:
+    """(N,) int score level (0..4, LEVELS) of values in 0..1 (clipped)."""
+    v = np.clip(np.asarray(values, np.float64), 0.0, 1.0)
+    return np.clip(np.searchsorted(LEVELS, v, side="right") - 1, 0, 4)
+
+
+def draw_rank_level(rank_value: np.ndarray, pool: np.ndarray,
+                    rng: np.random.Generator) -> RankDraw:
+    """A grasp of pool (row indices into rank_value, the database's ranking value of each
+    placed grasp, 0..1) drawn across the score levels as the jaw's draws are: a level
+    uniformly among the levels that have a grasp in pool, then a grasp of that level
+    uniformly. ValueError on an empty pool or a pool row without a finite value."""
+    pool = np.asarray(pool, np.int64)
+    if len(pool) == 0:
+        raise ValueError("draw_rank_level: the pool of grasps is empty")
+    values = np.asarray(rank_value, np.float64)[pool]
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"draw_rank_level: pool rows {pool[~np.isfinite(values)].tolist()} "
+                         f"have no ranking value")
+    lvl = level_of(values)
+    pick_level = int(rng.choice(np.unique(lvl)))
+    j = int(rng.choice(np.flatnonzero(lvl == pick_level)))
+    return RankDraw(int(pool[j]), float(values[j]), pick_level, int(lvl.max()), len(pool))

@@ -99,7 +99,8 @@ class Planner:
             choice, level = best.source.choose(best, frame, masks, clock,
                                                validate=self.mode == "validate")
             plan = Plan(choice, frame, masks, best.sil, best.mask_index, level,
-                        getattr(self.segmenter, "last_plane", None))
+                        getattr(self.segmenter, "last_plane", None),
+                        getattr(best.source, "last_view", None))   # the database's only
         self._nothing_holdable = False
         return plan
 

@@ -9,10 +9,10 @@ import numpy as np
 from scoring import GripperProjection
 
 from .._movement import MovementError, object_movement, pose_movement
-from .._overlay import draw_grasps, draw_hand_grasp
+from .._overlay import draw_database_grasp, draw_grasps, draw_hand_grasp
 from .._trials import TrialImages, TrialRecord
 from ._truth import HAND_INSTANCE
-from ._types import Execution, Plan
+from ._types import DatabaseGraspView, Execution, Plan
 
 OVERRUN = "budget overrun: "  # how a stage's overrun reads in the trial's note
 log = logging.getLogger("graspline.loop")
@@ -100,7 +100,8 @@ def trial_record(plan: Plan, ex: Execution | None, *, trial_id: int, started_at_
 
 def trial_images(plan: Plan, ex: Execution | None, projection: GripperProjection) -> TrialImages:
     """The trial's pictures: before and after-close colour and depth (Tan et al.'s BA images),
-    the silhouette and the chosen grasp drawn over it."""
+    the silhouette and the chosen grasp drawn over it, and for a database grasp its panel
+    (the grasp in its object's frame, as tall as the overlay)."""
     out = TrialImages()
     if plan.frame is not None:
         out.before_color, out.before_depth_m = plan.frame.color, plan.frame.depth_m
@@ -114,8 +115,22 @@ def trial_images(plan: Plan, ex: Execution | None, projection: GripperProjection
                 plan.sil.image, c.x_px, c.y_px, c.theta_rad, c.score,
                 c.width_m / plan.sil.metres_per_px,
                 f"{c.source} grasp, {c.object_label}: TCP and closing line", scale=2)
+            if plan.view is not None:
+                out.db_grasp = database_panel(plan.view, c.score, out.overlay.shape[0])
         else:
             out.overlay = draw_grasps(plan.sil.image, np.array([c.x_px]), np.array([c.y_px]),
                                       np.array([c.theta_rad]), np.array([c.score]), projection,
                                       scale=2)
     return out
+
+
+def database_panel(view: DatabaseGraspView, score: float, height_px: int) -> np.ndarray:
+    """BGR panel of a database grasp in its object's frame, seen along its approach, titled
+    with the object, the database candidate, quality, P(fc) and the pose confidence."""
+    pfc = "-" if not np.isfinite(view.pfc) else f"{view.pfc:.2f}"
+    title = [f"{view.object_name}: database candidate {view.candidate}",
+             f"quality {view.quality:.2f}  P(fc) {pfc}  (ranked by {view.rank_by})",
+             f"pose confidence {view.pose_confidence:.2f}",
+             "object frame, seen along the approach"]
+    return draw_database_grasp(view.points_object, view.T_object_hand, view.hand_centre,
+                               view.hand_half, view.closing_half_m, score, title, height_px)

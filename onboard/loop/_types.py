@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from drivers.camera import RGBDFrame
 from vision import ObjectMask, Silhouette
 
@@ -11,12 +13,35 @@ from .._types import GraspChoice, NoGrasp
 from ._truth import GraspTruth
 
 
+@dataclass(frozen=True)
+class DatabaseGraspView:
+    """A database grasp as the trial's panel draws it, in its object's frame: the object's
+    name and surface sample (points_object (N, 3), metres; empty when the database has
+    none), the grasp (T_object_hand, the recognised pose's object frame), the hand's open
+    volume (hand_centre, hand_half (B, 3) boxes in the hand frame, metres) and half its
+    fingertips' span (closing_half_m), the database candidate, its quality and P(fc) (NaN
+    when not computed), what the cell ranks by, and the pose's confidence (0..1)."""
+
+    object_name: str
+    points_object: np.ndarray
+    T_object_hand: np.ndarray
+    hand_centre: np.ndarray
+    hand_half: np.ndarray
+    closing_half_m: float
+    candidate: int
+    quality: float
+    pfc: float
+    rank_by: str
+    pose_confidence: float
+
+
 @dataclass
 class Plan:
     """What the planning stages produced for one frame: the choice (or why none), the frame,
     the masks, the chosen object's silhouette and mask index, the score level a validate-mode
-    draw took the grasp from (-1: the best grasp), and the frame's support plane
-    (vision.SupportPlane, None when the segmenter found none)."""
+    draw took the grasp from (-1: the best grasp), the frame's support plane
+    (vision.SupportPlane, None when the segmenter found none), and for a database grasp the
+    view the trial's panel draws (None for the jaw)."""
 
     choice: GraspChoice | NoGrasp
     frame: RGBDFrame | None = None
@@ -25,6 +50,7 @@ class Plan:
     mask_index: int = -1
     level: int = -1
     support: object | None = None
+    view: DatabaseGraspView | None = None
 
     @property
     def grasp(self) -> GraspChoice | None:

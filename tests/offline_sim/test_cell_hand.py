@@ -270,3 +270,66 @@ def test_a_synergy_makes_one_drive_per_joint_and_a_tcp_site_is_added(tmp_path):
     with pytest.raises(ValueError, match=r"has no tcp body \['wrist'\]"):
         load_mjcf_hand(xml, synergy={"pa": 1.0}, torque_limit=0.3, links=["a"],
                        tcp={"body": "wrist"})
+
+
+LEAP = HANDS / "leap_hand" / "right_hand.xml"
+# Menagerie's LEAP hand (right): 16 position servos (kp 3), no force range, no TCP site, and a
+# free joint on its palm (for a mocap weld; the cell's arm carries the hand instead, so it is
+# left out when the hand is attached). Its palm frame: fingers along +x, side by side along
+# y (index at +8 mm, ring at -83 mm), curling towards -z; the thumb sticks out along +y until
+# its carpometacarpal joint (th_cmc) turns it into opposition below the palm. The description
+# closes it by a synergy (every flexion joint of the three fingers at once, the thumb's
+# proximal joint at half speed and its distal joint), preshapes the thumb into opposition, and
+# adds a TCP 70 mm below the palm at the middle finger's row: z out of the palm (the approach),
+# x along the fingers.
+LEAP_DESCRIPTION = {
+    "name": "leap_right",
+    "synergy": {"if_mcp_act": 1.0, "if_pip_act": 1.0, "if_dip_act": 1.0,
+                "mf_mcp_act": 1.0, "mf_pip_act": 1.0, "mf_dip_act": 1.0,
+                "rf_mcp_act": 1.0, "rf_pip_act": 1.0, "rf_dip_act": 1.0,
+                "th_mcp_act": 0.5, "th_ipl_act": 1.0},
+    "closing_speed": 3.0, "torque_limit": 0.6, "preshape": {"th_cmc": 1.5},
+    "links": ["palm", "if_ds", "mf_ds", "rf_ds", "th_ds"],
+    "tcp": {"body": "palm", "pos": [-0.03, -0.035, -0.07], "quat": [0.0, 1.0, 0.0, 0.0]},
+    "aperture_m": 0.12, "grasp_depth_m": 0.03}
+
+
+@pytest.mark.skipif(not LEAP.is_file(), reason=f"Menagerie's hands are not at {HANDS}")
+def test_menagerie_leap_gets_a_database_whose_best_grasp_lifts_an_upright_cylinder(tmp_path):
+    import json
+
+    from offline_sim.database import ensure_demo_database
+
+    # the database names a described hand by its file's stem, the cell by its "name"
+    description = tmp_path / "leap_right.json"
+    description.write_text(json.dumps({"mjcf": str(LEAP), **LEAP_DESCRIPTION}))
+    path = ensure_demo_database(str(description), tmp_path / "cache", objects=("cylinder",),
+                                candidates=6, samples=2, workers=0, progress=False)
+    with GraspDatabase(path) as db:
+        assert db.hands()[0][0] == "leap_right"
+        table = db.grasps("cylinder", "leap_right")
+    assert len(table) >= 1 and table.quality[0] > 0
+    np.testing.assert_array_equal(table.preshape, np.full((len(table), 1), 1.5))
+    with SimCell(SimCellSettings(hand=str(description), objects_per_table=(1, 1),
+                                 builtin=("cylinder",), depth_noise=False), seed=0) as cell:
+        hand, w = cell.hand_device, cell.world
+        assert cell.hand.name == "leap_right" and len(w.fingers.drives.act_ids) == 11
+        assert hand.finger_names == ("palm", "if_bs", "mf_bs", "rf_bs", "th_mp")
+        T_wo = w.T_world_object(0)
+        assert abs(T_wo[2, 2]) > 0.99, "the cylinder should rest upright with seed 0"
+        # the database's best grasp reachable from above, placed by the true pose
+        T = T_wo @ table.T_object_hand
+        i = int(np.flatnonzero(T[:, 2, 2] < -0.7)[0])
+        open_q = hand.status().joint_positions
+        out = cell.execute_grasp(T[i], table.preshape[i], object_index=0)
+        assert out.stage == "held", out.message
+        assert out.success and out.object_detected and out.rose is True
+        assert out.status.finger_contact.all()   # palm, three fingers and the thumb
+        q = dict(zip(out.status.joint_names, out.status.joint_positions - open_q))
+        # every joint of the synergy closed; the fingers' side joints (not in it) barely moved,
+        # the thumb's preshape held it in opposition
+        assert min(q[j] for j in ("if_mcp", "if_pip", "if_dip", "mf_mcp", "rf_pip",
+                                  "th_ipl")) > 0.4
+        assert max(abs(q[j]) for j in ("if_rot", "mf_rot", "rf_rot")) < 0.25
+        assert q["th_cmc"] > 1.2   # its weak servo (kp 3) yields a little to the object
+        assert w.T_world_object(0)[2, 3] > T_wo[2, 3] + 0.05

@@ -48,9 +48,11 @@ def truth_recogniser(scene):
     return recognise
 
 
-def _source(db_path, scene, **kw) -> DatabaseSource:
+def _source(db_path, scene, seed: int = 0, **kw) -> DatabaseSource:
+    """The database source on the scene, its recogniser the scene's truth, its random stream
+    (validate mode's draws) seeded with seed as the loop's is."""
     config = _config(db_path, **kw)
-    setup = SourceSetup(config, None, None, np.random.default_rng(0), None, NO_TRUTH)
+    setup = SourceSetup(config, None, None, np.random.default_rng(seed), None, NO_TRUTH)
     return DatabaseSource(setup, recogniser=truth_recogniser(scene))
 
 
@@ -78,6 +80,34 @@ def test_the_source_proposes_the_best_kept_grasp_and_chooses_it_with_the_hands_p
     assert [choice.features[f"preshape_{k}"] for k in range(len(choice.preshape))] == \
         list(choice.preshape)
     assert {"search", "silhouette"} <= set(clock.stage_s)
+
+
+def test_validate_draws_kept_grasps_across_quality_levels_repeatably_by_seed(db_path):
+    scene = tabletop()
+    clock = StageClock({})
+
+    def draws(seed: int) -> list[tuple[int, int, float]]:
+        """(row, level, score) of 12 validate-mode choices of a source seeded with seed."""
+        source = _source(db_path, scene, seed)
+        p = source.propose(scene.frame, [scene.box_mask], 0, clock)
+        out = []
+        for _ in range(12):
+            choice, level = source.choose(p, scene.frame, [scene.box_mask], clock,
+                                          validate=True)
+            row = int(choice.features["db_row"])
+            assert p.detail.result.keep[row]            # only grasps the filter kept
+            np.testing.assert_array_equal(choice.T_base_tcp, p.detail.placed.T_base_hand[row])
+            assert choice.score == pytest.approx(p.detail.result.rank_value[row])
+            assert choice.features["db_level"] == level
+            out.append((row, level, choice.score))
+        return out
+
+    first = draws(0)
+    assert draws(0) == first                          # seeded: the same draws again
+    assert draws(1) != first
+    levels = {lvl for _, lvl, _ in first}
+    assert len(levels) >= 3, first                    # across the levels, not the top only
+    assert all(0 <= lvl <= 4 for lvl in levels)
 
 
 def test_the_rejection_reasons_reach_the_trial_log_and_read_back(db_path, tmp_path):

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from onboard import (PickingCell, TrialLog, config_hash, open_picking_cell,  # noqa: E402
-                     sim_cell_file)
+                     sim_cell_file, write_report)
 from onboard.loop import DatabaseSource, PickingLoop, SimulatedTruth  # noqa: E402
 from tests.onboard.db_scene import build_database  # noqa: E402
 
@@ -41,9 +41,9 @@ def box_db_underactuated(tmp_path_factory):
     return path
 
 
-def _box_alone(box_db, log_dir, hand="three_finger"):
+def _box_alone(box_db, log_dir, hand="three_finger", mode="best"):
     """(SimCell, TrialLog, PickingLoop): the hand over the box alone, the loop planning with
-    the box's database (vision recognising it)."""
+    the box's database (vision recognising it), in mode ("best" or "validate")."""
     from offline_sim.cell import SimCell, SimCellSettings
     from vision import make_segmenter
 
@@ -57,7 +57,7 @@ def _box_alone(box_db, log_dir, hand="three_finger"):
     log = TrialLog(log_dir)
     loop = PickingLoop(config, camera=sim.camera, segmenter=make_segmenter("tabletop"),
                        gripper=None, arm=sim.arm, trial_log=log, cell_hash="test",
-                       truth=SimulatedTruth(sim), hand=sim.hand_device)
+                       truth=SimulatedTruth(sim), hand=sim.hand_device, mode=mode)
     return sim, log, loop
 
 
@@ -88,9 +88,44 @@ def test_the_loop_recognises_the_box_places_a_database_grasp_and_the_hand_holds_
         coloured = (overlay[..., 1] > 150) & (overlay[..., 0] < 60)   # green-yellow, not grey
         assert coloured.sum() > 50
         assert (overlay[:24, :400] < 60).all(axis=2).sum() > 20     # the label's black text
+        # beside it, as tall, the database grasp in the box's frame: the box's surface points
+        # (grey), the fingertips and closing line in the score's colour, the title's text
+        panel = cv2.imread(str(logged.images["db_grasp"]), cv2.IMREAD_COLOR)
+        assert panel is not None and panel.shape[0] == overlay.shape[0]
+        grey = (panel.max(axis=2) - panel.min(axis=2) < 8) & (panel[..., 0] > 50) & \
+            (panel[..., 0] < 210)
+        assert grey.sum() > 300
+        assert ((panel[..., 1] > 150) & (panel[..., 0] < 60)).sum() > 50
+        assert (panel[:60] < 60).all(axis=2).sum() > 100
+        # the report shows the panel beside the trial's overlay
+        page = write_report(tmp_path / "trials", tmp_path / "report").read_text()
+        assert page.count('<a class=db_grasp href="overlays/1_db_grasp.png">') == 1
+        assert (tmp_path / "report" / "overlays" / "1_db_grasp.png").is_file()
     finally:
         sim.close()
         log.close()
+
+
+def test_validate_mode_draws_database_grasps_across_the_levels_of_their_quality(box_db,
+                                                                               tmp_path):
+    sim, log, loop = _box_alone(box_db, tmp_path / "trials", mode="validate")
+    try:
+        recs = [loop.pick() for _ in range(4)]
+        logged = [log.get(r.trial_id) for r in recs]
+    finally:
+        sim.close()
+        log.close()
+    executed = [r for r in logged if r.source == "database"]
+    assert len(executed) == 4, [(r.outcome, r.error) for r in logged]
+    assert all(r.mode == "validate" for r in executed)
+    # the trial log keeps each grasp's level (0..4 of its database quality, the score it
+    # records) and the level of the best kept grasp; the draws reach below the top level
+    for r in executed:
+        assert r.score == pytest.approx(r.features["db_quality"])
+        assert r.features["db_level"] == min(4, int(r.score * 5))
+    levels = [int(r.features["db_level"]) for r in executed]
+    tops = [int(r.features["db_top_level"]) for r in executed]
+    assert any(lvl < top for lvl, top in zip(levels, tops)), (levels, tops)
 
 
 def test_a_hand_without_preshape_joints_executes_its_database_grasp_too(box_db_underactuated,

@@ -172,3 +172,31 @@ def test_report_with_an_all_success_level_and_an_all_failure_level(tmp_path):
     assert cell(page, "all", "0.0-0.2", "rate") == "0.0%"
     for png in ("levels.png", "reliability.png"):
         assert (tmp_path / "out" / png).stat().st_size > 5000, png
+
+
+def test_a_database_grasps_panel_shows_beside_its_overlay_and_a_jaw_trial_is_drawn_as_before(
+        tmp_path):
+    import cv2
+
+    overlay = np.full((60, 80, 3), (0, 200, 0), np.uint8)
+    panel = np.full((60, 50, 3), (200, 0, 0), np.uint8)
+    with TrialLog(tmp_path / "log") as log:
+        for images in (TrialImages(overlay=overlay),                     # the jaw's trial
+                       TrialImages(overlay=overlay, db_grasp=panel)):    # a database grasp
+            tid = log.begin(object_label="box")
+            log.finish(TrialRecord(trial_id=tid, started_at_s=1.0, object_label="box",
+                                   score=0.5, outcome="success", success=True), images)
+        assert "db_grasp" not in log.get(1).images and "db_grasp" in log.get(2).images
+    page = write_report(tmp_path / "log", tmp_path / "report").read_text()
+    # the jaw's figure: its overlay alone, exactly as the report drew it before the panel
+    assert ('<figure><a href="overlays/1.png"><img src="overlays/1_thumb.png" alt="trial 1">'
+            '</a><figcaption>#1 box score 0.50 success</figcaption></figure>') in page
+    # the database grasp's figure: its overlay, then the panel beside it, named
+    assert ('<figure><a href="overlays/2.png"><img src="overlays/2_thumb.png" alt="trial 2">'
+            '</a> <a class=db_grasp href="overlays/2_db_grasp.png"><img '
+            'src="overlays/2_db_grasp_thumb.png" alt="trial 2 database grasp"></a>'
+            "<figcaption>#2 box score 0.50 success (right: the database grasp in the object's "
+            "frame)</figcaption></figure>") in page
+    assert page.count("db_grasp.png") == 1
+    copied = cv2.imread(str(tmp_path / "report" / "overlays" / "2_db_grasp.png"))
+    np.testing.assert_array_equal(copied, panel)
