@@ -26,7 +26,7 @@ from ._build import digest
 from ._candidates import GraspCandidates
 from geometry import invert
 from ._writer import GraspRecord
-from ..hands import BUILTIN_HANDS, builtin_hand, load_mjcf_hand
+from ..hands import BUILTIN_HANDS, builtin_hand, load_mjcf_hand, open_hand_volume
 from ..objects import BUILTIN_OBJECTS, DEFAULT_DENSITY, GraspObject, builtin_object, load_object
 from ..dynamics._native import check_closing
 from ..quality import (MonteCarloSettings, TrialMeasures, evaluate_batched,
@@ -150,10 +150,12 @@ class HandSource:
         return load_mjcf_hand(mjcf, **desc)
 
     def params(self) -> dict:
-        """What identifies this hand in the database."""
+        """What identifies this hand in the database, and its open volume in the TCP frame
+        (open_hand_volume: what the onboard filter sweeps against the scene)."""
+        volume = open_hand_volume(self.build())
         if self.description is None:
-            return {"builtin": self.name}
-        return {"description": json.loads(Path(self.description).read_text())}
+            return {"builtin": self.name, "volume": volume}
+        return {"description": json.loads(Path(self.description).read_text()), "volume": volume}
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ no simulator.
 """
 from ._hands import (BUILTIN_HANDS, Drive, HandModel, builtin_hand, load_mjcf_hand, parallel_jaw,
                      three_finger, underactuated)
+from ._volume import open_hand_volume
 
-__all__ = ["BUILTIN_HANDS", "Drive", "HandModel", "builtin_hand", "load_mjcf_hand", "parallel_jaw",
-           "three_finger", "underactuated"]
+__all__ = ["BUILTIN_HANDS", "Drive", "HandModel", "builtin_hand", "load_mjcf_hand",
+           "open_hand_volume", "parallel_jaw", "three_finger", "underactuated"]

@@ -63,7 +63,8 @@ class DatabaseSource:
     setup : the loop's SourceSetup (the cell file's ``database`` section must be set).
     recogniser : frame, mask -> Recognition; None: vision.recognise over the database's
     objects (their surface samples, prepared once here), on the segmenter's support plane.
-    hand : the hand's volume; default the built-in one named by the section's ``hand``.
+    hand : the hand's volume; default the built-in one named by the section's ``hand``, else
+    the one the database's build wrote for it (a user's MJCF hand).
     """
 
     name = "database"
@@ -77,7 +78,6 @@ class DatabaseSource:
         self._segmenter = setup.segmenter
         self._failed = setup.failed
         self._rng = setup.rng   # the loop's one stream: validate mode's draws repeat with its seed
-        self.hand = HandVolume.for_hand(db.hand) if hand is None else hand
         # read everything at start-up and close the file (docs/design.md: onboard reads the
         # database into arrays once; an sqlite3 connection is also bound to its thread, and
         # the endpoint plans on others)
@@ -89,6 +89,7 @@ class DatabaseSource:
             if db.hand not in {h for h, _ in database.hands()}:
                 raise GraspDatabaseError(f"{db.path} has no hand {db.hand!r} (cell file key "
                                          f"'database.hand'); it has {database.hands()}")
+            self.hand = hand or _hand_volume(database, db.hand)
             self._tables: dict[str, GraspTable] = {
                 name: database.grasps(name, db.hand, by=db.rank_by) for name in database.objects()}
             self._points = {name: _surface_points(database, name) for name in self._tables}
@@ -283,6 +284,23 @@ def _surface_points(database: GraspDatabase, name: str) -> np.ndarray:
         return database.object_points(name)
     except GraspDatabaseError:
         return np.zeros((0, 3))
+
+
+def _hand_volume(database: GraspDatabase, name: str) -> HandVolume:
+    """The volume of the database's hand: the built-in one of that name, else the one the
+    build wrote with the hand's parameters (a user's MJCF hand); GraspDatabaseError if none."""
+    try:
+        return HandVolume.for_hand(name)
+    except ValueError:
+        pass
+    volume = database.hand_params(name).get("volume")
+    if not volume:
+        raise GraspDatabaseError(
+            f"{database.path}: hand {name!r} is not built in and its database keeps no hand "
+            f"volume (built before graspline wrote one): rebuild it with graspline db build "
+            f"--on-change restart")
+    return HandVolume.from_extents(name, [tuple(map(tuple, b)) for b in volume["boxes"]],
+                                   float(volume["closing_half_m"]))
 
 
 def _capped(symmetries: np.ndarray | None, n: int) -> np.ndarray | None:

@@ -333,3 +333,21 @@ def test_menagerie_leap_gets_a_database_whose_best_grasp_lifts_an_upright_cylind
         assert max(abs(q[j]) for j in ("if_rot", "mf_rot", "rf_rot")) < 0.25
         assert q["th_cmc"] > 1.2   # its weak servo (kp 3) yields a little to the object
         assert w.T_world_object(0)[2, 3] > T_wo[2, 3] + 0.05
+    # the picking loop plans with it too: its volume (no built-in one) is the one the build
+    # wrote into the database, one box per body of the open hand
+    from onboard import TrialLog, sim_cell_file
+    from onboard.loop import PickingLoop, SimulatedTruth
+    from vision import make_segmenter
+
+    config = sim_cell_file(hand=str(description), database=str(path),
+                           log_dir=str(tmp_path / "trials"))
+    with SimCell(SimCellSettings(hand=str(description), objects_per_table=(1, 1),
+                                 builtin=("cylinder",), depth_noise=False), seed=0) as sim:
+        loop = PickingLoop(config, camera=sim.camera, segmenter=make_segmenter("tabletop"),
+                           gripper=None, arm=sim.arm, trial_log=TrialLog(tmp_path / "trials"),
+                           cell_hash="test", truth=SimulatedTruth(sim), hand=sim.hand_device)
+        volume = loop.planner.sources[0].hand
+        assert volume.name == "leap_right" and len(volume.centre) >= 16
+        rec = loop.pick()
+        assert (rec.source, rec.object_label) == ("database", "cylinder"), rec.outcome
+        assert rec.outcome in ("success", "failure")   # a grasp was placed and executed

@@ -48,8 +48,7 @@ def _box_alone(box_db, log_dir, hand="three_finger", mode="best"):
     from vision import make_segmenter
 
     config = sim_cell_file(hand=hand, database=str(box_db), log_dir=str(log_dir))
-    # noise-free depth and the 2 mm margin of db_scene: the box's grasps from above pass the
-    # height map (the cell file's 5 mm rightly refuses them on noisy depth)
+    # noise-free depth and the 2 mm margin of db_scene, as the filter's own tests have them
     config = msgspec.structs.replace(config, database=msgspec.structs.replace(
         config.database, collision_margin_m=0.002))
     sim = SimCell(SimCellSettings(hand=hand, objects_per_table=(1, 1),
