@@ -15,8 +15,9 @@ from ._truth import GraspTruth
 class Plan:
     """What the planning stages produced for one frame: the choice (or why none), the frame,
     the masks, the chosen object's silhouette and mask index, the score level a validate-mode
-    draw took the grasp from (-1: the best grasp), and the frame's support plane
-    (vision.SupportPlane, None when the segmenter found none)."""
+    draw took the grasp from (-1: the best grasp), the frame's support plane
+    (vision.SupportPlane, None when the segmenter found none), and the fallbacks: one line
+    per object the database could not serve and what stood in for it (the trial's note)."""
 
     choice: GraspChoice | NoGrasp
     frame: RGBDFrame | None = None
@@ -25,6 +26,7 @@ class Plan:
     mask_index: int = -1
     level: int = -1
     support: object | None = None
+    fallbacks: list[str] = field(default_factory=list)
 
     @property
     def grasp(self) -> GraspChoice | None:
