@@ -1174,8 +1174,13 @@ def test_serve_sim_hand_builds_its_database_and_best_grasp_carries_the_preshape(
         # the first table of seed 0: a database grasp with the hand's joint targets, or
         # no grasp with the database's reasons
         if r["ok"]:
-            assert r["source"] == "database" and isinstance(r["preshape"], list)
-            assert len(r["preshape"]) == 4 and np.array(r["T_base_tcp"]).shape == (4, 4)
+            from scoring import GraspDatabase
+
+            assert r["source"] == "database" and np.array(r["T_base_tcp"]).shape == (4, 4)
+            with GraspDatabase(db) as read:   # the joint targets the database stored for it
+                table = read.grasps(r["object"], "three_finger")
+            row = int(np.flatnonzero(table.candidate == r["features"]["db_candidate"])[0])
+            assert r["preshape"] == table.preshape[row].tolist() and len(r["preshape"]) > 0
         else:
             assert r["error_type"] == "no_grasp" and re.search(r"object \d", r["error"])
         assert c.ask({"cmd": "status", "id": 2})["gripper"] == "three_finger hand empty"
