@@ -145,6 +145,9 @@ class DatabaseSource:
             return f"object {i}: not recognised ({rec.why or 'no reason given'})"
         if rec.name not in self._tables:
             return f"object {i}: {rec.name!r} is not in the grasp database"
+        if len(self._tables[rec.name]) == 0:   # the file has it, with grasps of other hands only
+            return (f"object {i}: {rec.name!r} has no grasps for the {self.config.database.hand} "
+                    f"hand in the grasp database")
         with clock.stage("silhouette"):
             sil = self._silhouette(frame, masks, i)
         with clock.stage("search"):

@@ -211,6 +211,8 @@ def _two_objects(box_db, log_dir, recogniser=None, seed=2):
     from vision import make_segmenter
 
     config = _hand_cell_config(box_db, log_dir, collision_margin_m=0.002)
+    with GraspDatabase(box_db) as db:
+        names = db.objects()
     sim = SimCell(SimCellSettings(hand="three_finger", objects_per_table=(2, 2),
                                   builtin=("box", "cylinder"), depth_noise=False), seed=seed)
     log = TrialLog(log_dir)
@@ -218,20 +220,27 @@ def _two_objects(box_db, log_dir, recogniser=None, seed=2):
     loop = PickingLoop(config, camera=sim.camera, segmenter=make_segmenter("tabletop"),
                        gripper=None, arm=sim.arm, trial_log=log, cell_hash="test",
                        truth=truth, hand=sim.hand_device,
-                       recogniser=recogniser or ground_truth_recogniser(truth, ["box"]))
+                       recogniser=recogniser or ground_truth_recogniser(truth, names))
     return sim, log, loop
 
 
+@pytest.mark.parametrize("lacks, why", [
+    ("the object", "'cylinder' is not in the grasp database"),
+    ("its grasps", "'cylinder' has no grasps for the three_finger hand in the grasp database"),
+])
 def test_a_hand_cell_picks_what_it_knows_and_notes_no_grasp_for_what_it_lacks(box_db,
-                                                                             tmp_path):
-    sim, log, loop = _two_objects(box_db, tmp_path / "log")
+                                                                             tmp_path, lacks,
+                                                                             why):
+    db = box_db if lacks == "the object" else _copy(   # the cylinder known, without grasps
+        box_db, tmp_path / "g.sqlite", "INSERT INTO objects (name) VALUES ('cylinder')")
+    sim, log, loop = _two_objects(db, tmp_path / "log")
     try:
         names = sorted(sim.object_name(k) for k in range(2))
         assert names == ["box", "cylinder"]
         rec = loop.pick()
         assert rec.source == "database" and rec.object_label == "box"
         assert "database: object " in rec.note
-        assert "'cylinder' is not in the grasp database; no grasp for it" in rec.note
+        assert f"{why}; no grasp for it" in rec.note
         assert log.get(rec.trial_id).note == rec.note
     finally:
         sim.close()
