@@ -299,6 +299,19 @@ def test_graspline_run_on_a_truncated_database_ends_in_one_line(box_db, tmp_path
                              f"{path} cannot be read (database disk image is malformed)")
 
 
+def test_graspline_db_info_on_a_damaged_file_is_one_line(box_db, tmp_path, capsys):
+    from onboard.cli import main
+
+    text = tmp_path / "notes.sqlite"
+    text.write_text("not a database\n" * 40)
+    no_log = _copy(box_db, tmp_path / "no_log.sqlite", "DROP TABLE build_log")
+    for path, what in ((text, "(file is not a database)"), (no_log, "(no such table: build_log)")):
+        assert main(["db", "info", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"graspline db: error: {path} cannot be read {what}")
+        assert err.count("\n") == 1
+
+
 # ------------------------------------------------------- e. a pose fit that fails
 @pytest.fixture(scope="module")
 def library(box_db):
