@@ -9,7 +9,6 @@ with its SimHand or jaw, vision.recognise, SQLite trial logs, the ``graspline`` 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import sqlite3
