@@ -257,10 +257,13 @@ def open_picking_cell(config_path: str | Path | None = None, *, sim: bool = Fals
 
 
 def make_picking_service(config_path: str | Path | None = None, *, sim: bool = False,
-                         seed: int | None = None, log_dir: str | None = None) -> PickingCell:
+                         seed: int | None = None, log_dir: str | None = None,
+                         hand: str = "parallel", database_path: str | None = None) -> PickingCell:
     """The endpoint's factory (``graspline serve``): the cell the arguments name, its kernels
     compiled before it is served. log_dir : the trial log's folder instead of the cell
-    file's log_dir (or, for the simulated cell, out/trials)."""
-    cell = open_picking_cell(config_path, sim=sim, seed=seed, log_dir=log_dir)
+    file's log_dir (or, for the simulated cell, out/trials). hand, database_path : the
+    simulated cell's hand and, for a multi-finger one, its grasp database (open_picking_cell)."""
+    cell = open_picking_cell(config_path, sim=sim, seed=seed, log_dir=log_dir, hand=hand,
+                             database_path=database_path)
     cell.warm_up()
     return cell

@@ -417,6 +417,15 @@ def sim_cell_file(*, seed: int = 0, log_dir: str = "out/trials", ycb_dir: str | 
                       scoring=ScoringConfig(seed=seed), database=section)
 
 
+def carried_hand_name(config: CellConfig) -> str | None:
+    """The database's name of the multi-finger hand the simulated cell carries (``sim.hand``
+    where the cell's gripper is the simulated one and sim.hand is not the jaw); None
+    otherwise (a jaw, or hardware, whose hand the cell file's ``database.hand`` names)."""
+    if config.gripper.model != "sim_jaw" or config.sim.hand == "parallel":
+        return None
+    return _database_hand_name(config.sim.hand)
+
+
 def _database_hand_name(hand: str) -> str:
     """The name a database gives a cell's hand: a built-in name as it is, a JSON hand
     description by its file's stem (as ``graspline db build --hand`` names it)."""

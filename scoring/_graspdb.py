@@ -90,6 +90,20 @@ class GraspDatabaseError(Exception):
     """The file is missing, not a graspline grasp database, or of another schema version."""
 
 
+def _schema_advice(path: Path, found: str | None, version: int | None) -> str:
+    """One line: the file's schema version and this graspline's, and what to run."""
+    readable = ", ".join(map(str, READABLE_VERSIONS))
+    head = f"{path} has schema version {found}, this graspline reads versions {readable}"
+    if version is not None and version > SCHEMA_VERSION:
+        return (f"{head}: it was written by a newer graspline; update graspline, or build the "
+                f"database again with this one into another file (`graspline db build ... "
+                f"--out OTHER.sqlite`)")
+    if version is not None and version >= 1:
+        return (f"{head}: run `graspline db build ... --out {path} --on-change restart` with "
+                f"this graspline, which migrates the file and rebuilds its grasps")
+    return f"{head}: it is not a graspline grasp database this graspline can read"
+
+
 def to_blob(array: np.ndarray) -> bytes:
     """Little-endian float64 bytes of an array (shape is the caller's to know)."""
     return np.ascontiguousarray(array, dtype="<f8").tobytes()
@@ -180,27 +194,68 @@ class BuildLogEntry:
     pid: int | None
 
 
+# the tables a grasp database cannot serve grasps without (targets and build_log, which
+# `db info` and the code versions read, came with schema 2)
+REQUIRED_TABLES = ("meta", "objects", "hands", "grasps", "results")
+
+
 class GraspDatabase:
-    """Read-only access to a grasp database file. A context manager."""
+    """Read-only access to a grasp database file. A context manager.
+
+    Every way a file can be wrong is a GraspDatabaseError whose one line names the path and
+    what is wrong: missing, not SQLite, truncated or damaged ("database disk image is
+    malformed"), a table missing, another schema version (with what to run), never a raw
+    sqlite3 error; a file refused at opening leaves no connection open."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if not self.path.is_file():
             raise GraspDatabaseError(f"grasp database {self.path} does not exist")
+        self._db = None
         try:
             self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise GraspDatabaseError(f"{self.path} is not a graspline grasp database: {exc}") from exc
-        if row is None or int(row[0]) not in READABLE_VERSIONS:
-            found = None if row is None else row[0]
-            raise GraspDatabaseError(f"{self.path} has schema version {found}, this graspline "
-                                     f"reads versions {', '.join(map(str, READABLE_VERSIONS))}")
-        self.schema_version = int(row[0])
+            self.schema_version = self._check()
+        except BaseException:
+            if self._db is not None:
+                self._db.close()
+            raise
+
+    def _check(self) -> int:
+        """The file's schema version after checking it is a whole grasp database this
+        graspline reads; GraspDatabaseError naming what is wrong otherwise."""
+        tables = {r[0] for r in self._rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [t for t in REQUIRED_TABLES if t not in tables]
+        if missing == list(REQUIRED_TABLES):
+            raise GraspDatabaseError(f"{self.path} is not a graspline grasp database: it has none "
+                                     f"of the tables {', '.join(REQUIRED_TABLES)}")
+        if missing:
+            raise GraspDatabaseError(f"{self.path} is not a complete graspline grasp database: "
+                                     f"table(s) {', '.join(missing)} missing (damaged, or "
+                                     f"written by another program); build it again with "
+                                     f"`graspline db build`")
+        row = self._rows("SELECT value FROM meta WHERE key = 'schema_version'")
+        found = row[0][0] if row else None
+        try:
+            version = int(found)
+        except (TypeError, ValueError):
+            version = None
+        if version not in READABLE_VERSIONS:
+            raise GraspDatabaseError(_schema_advice(self.path, found, version))
+        return version
 
     def close(self) -> None:
         """Close the file. Safe to call twice."""
         self._db.close()
+
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """The rows of a query; a sqlite3 error (a truncated or damaged file, a table or
+        column missing) becomes a GraspDatabaseError naming the path and what is wrong."""
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise GraspDatabaseError(f"{self.path} cannot be read ({exc}): the file is truncated, "
+                                     f"damaged or not a graspline grasp database; build it again "
+                                     f"with `graspline db build`") from exc
 
     def __enter__(self) -> "GraspDatabase":
         return self
@@ -210,35 +265,51 @@ class GraspDatabase:
 
     def objects(self) -> list[str]:
         """Names of the objects in the database."""
-        return [r[0] for r in self._db.execute("SELECT name FROM objects ORDER BY name")]
+        return [r[0] for r in self._rows("SELECT name FROM objects ORDER BY name")]
 
     def hands(self) -> list[tuple[str, str]]:
         """(name, version) of the hands in the database."""
-        return list(self._db.execute("SELECT name, version FROM hands ORDER BY name, version"))
+        return self._rows("SELECT name, version FROM hands ORDER BY name, version")
 
     def hand_params(self, hand: str) -> dict:
         """The hand model's parameters as written by the build (latest version)."""
-        row = self._db.execute("SELECT params FROM hands WHERE name = ? ORDER BY id DESC",
-                               (hand,)).fetchone()
+        rows = self._rows("SELECT params FROM hands WHERE name = ? ORDER BY id DESC", (hand,))
+        row = rows[0] if rows else None
         if row is None:
             raise GraspDatabaseError(f"{self.path} has no hand {hand!r}; it has {self.hands()}")
         return json.loads(row[0])
 
     def targets(self) -> list[TargetState]:
         """The build state of every (object, hand) target, ordered by object then hand."""
-        rows = self._db.execute(
+        rows = self._rows(
             """SELECT o.name, t.hand_name, t.version, t.n_candidates,
                       (SELECT COUNT(*) FROM grasps g JOIN results r ON r.grasp_id = g.id
                        JOIN hands h ON h.id = g.hand_id
                        WHERE g.object_id = t.object_id AND h.name = t.hand_name),
                       t.status
                FROM targets t JOIN objects o ON o.id = t.object_id
-               ORDER BY o.name, t.hand_name""").fetchall()
+               ORDER BY o.name, t.hand_name""")
         return [TargetState(*row) for row in rows]
+
+    def code_versions(self, hand: str) -> dict[str, str | None]:
+        """The measures' code version each object's grasps for a hand were simulated with
+        (``offline_sim.database.measures_code_version()`` when the build ran; the "code" input
+        its target recorded), by object name; None where the build recorded none (a
+        schema-1 file's grasps)."""
+        out: dict[str, str | None] = {}
+        for name, inputs in self._rows(
+                """SELECT o.name, t.inputs FROM targets t JOIN objects o ON o.id = t.object_id
+                   WHERE t.hand_name = ? ORDER BY o.name""", (hand,)):
+            try:
+                code = json.loads(inputs).get("code")
+            except (TypeError, ValueError, AttributeError):
+                code = None
+            out[name] = code if isinstance(code, str) else None
+        return out
 
     def builds(self) -> list[BuildLogEntry]:
         """Every build run on this file, oldest first."""
-        return [BuildLogEntry(*row) for row in self._db.execute(
+        return [BuildLogEntry(*row) for row in self._rows(
             "SELECT started_at, finished_at, status, command, host, pid FROM build_log ORDER BY id")]
 
     def grasps(self, object_name: str, hand: str, *, k: int | None = None,
@@ -253,7 +324,7 @@ class GraspDatabase:
                                      f"{self.objects()}")
         if hand not in {h for h, _ in self.hands()}:
             raise GraspDatabaseError(f"{self.path} has no hand {hand!r}; it has {self.hands()}")
-        rows = self._db.execute(
+        rows = self._rows(
             """SELECT g.candidate, g.T_object_hand, g.approach, r.quality, r.success_rate,
                       r.a_mean, r.b_mean, r.c_mean, r.pfc, r.samples_run, r.discarded_early, g.preshape
                FROM grasps g JOIN results r ON r.grasp_id = g.id
@@ -261,7 +332,7 @@ class GraspDatabase:
                WHERE o.name = ? AND h.name = ?
                ORDER BY """ + ("r.pfc IS NULL, r.pfc DESC, r.quality DESC" if by == "pfc" else "r.quality DESC")
             + ", g.candidate ASC" + (" LIMIT ?" if k else ""),
-            (object_name, hand, k) if k else (object_name, hand)).fetchall()
+            (object_name, hand, k) if k else (object_name, hand))
         n = len(rows)
         col = lambda i: np.array([np.nan if r[i] is None else r[i] for r in rows], np.float64)  # noqa: E731
         approach = [from_blob(r[2], (3,)) for r in rows]
@@ -277,8 +348,8 @@ class GraspDatabase:
 
     def _object_row(self, object_name: str, column: str) -> bytes | None:
         """One column of an object's row; GraspDatabaseError naming the objects there if absent."""
-        row = self._db.execute(f"SELECT {column} FROM objects WHERE name = ?",
-                               (object_name,)).fetchone()
+        rows = self._rows(f"SELECT {column} FROM objects WHERE name = ?", (object_name,))
+        row = rows[0] if rows else None
         if row is None:
             raise GraspDatabaseError(f"{self.path} has no object {object_name!r}; it has "
                                      f"{self.objects()}")

@@ -54,6 +54,8 @@ POSE_MARGIN_FULL = 0.15  # relative residual margin to another pose of the same 
 UNEXPLAINED_SCALE = 0.1  # top-view cells unexplained at which that term gives exp(-1/2): the
                          # right model leaves under 0.08, a can fitted as a box 0.15
 DISTINCT_RAD = math.radians(20.0)  # fits this far apart, modulo symmetry, are other poses
+DIVERGED_M = 0.1        # an ICP that carries the object this far from its start diverged: the
+                        # start lays the top views' centroids together, so a fit moves mm to cm
 SYMMETRY_STEP_DEG = 15  # a continuous symmetry axis, as data (Recognition.symmetries): every
                         # 15 degrees (24 yaws); see ModelLibrary.symmetry_rotations
 QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -432,6 +434,7 @@ class _Fit:
     unexplained: float  # fraction of top-view cells one view has and the other lacks
     cost: float
     alt_rmse_m: float  # the best fit in another pose of the same model (modulo symmetry)
+    failed: str = ""   # why no start converged (then cost is inf)
 
 
 def register_points(points: np.ndarray, model_points: np.ndarray, T_init: np.ndarray, *,
@@ -447,6 +450,25 @@ def register_points(points: np.ndarray, model_points: np.ndarray, T_init: np.nda
                                reflection=False, scale=False)  # a rigid motion: trimesh's
     # procrustes would otherwise also fit a scale and allow a mirror image
     return invert(T_object_frame)
+
+
+def _registered(points: np.ndarray, model_points: np.ndarray,
+                T_init: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """register_points from T_init, or (None, why) when the ICP did not converge: it raised
+    (trimesh's ICP on degenerate points), gave a non-finite pose, or carried the object more
+    than DIVERGED_M from its start."""
+    try:
+        T = register_points(points, model_points, T_init)
+    except Exception as exc:  # noqa: BLE001 - a numerical library's failure on this object's
+        # points must make it unknown, not stop the loop (trimesh, scipy and numpy raise
+        # ValueError, LinAlgError, IndexError... on degenerate input)
+        return None, f"ICP failed ({type(exc).__name__}: {exc})"
+    if not np.all(np.isfinite(T)):
+        return None, "ICP gave a non-finite pose"
+    moved = float(np.linalg.norm(T[:3, 3] - T_init[:3, 3]))
+    if moved > DIVERGED_M:
+        return None, f"ICP diverged (moved the object {moved:.2f} m from its start)"
+    return T, ""
 
 
 def _cell_keys(cells: np.ndarray) -> np.ndarray:
@@ -466,11 +488,18 @@ def _fit(seen_pts: np.ndarray, seen: _TopView, view: _View, lib: ModelLibrary,
     icp, the best of the start poses as they are."""
     model = lib.models[view.model]
     T_stable = model.stable_poses[view.pose]
-    fits = []
+    fits, failures = [], []
     for T0 in _start_poses(seen, view, T_stable):
-        T = _onto_stable_pose(register_points(seen_pts, model.points, T0), T_stable) if icp else T0
+        T, why = _registered(seen_pts, model.points, T0) if icp else (T0, "")
+        if T is None:
+            failures.append(why)
+            continue
+        T = _onto_stable_pose(T, T_stable) if icp else T
         d = lib.distances(view.model, transform_points(invert(T), seen_pts))
         fits.append((float(np.sqrt(np.mean(np.minimum(d, TRUNCATE_M) ** 2))), T))
+    if not fits:  # every start failed: this (model, pose) does not fit at all
+        return _Fit(view, T_stable, math.inf, 1.0, math.inf, math.inf,
+                    f"{model.name!r} (stable pose {view.pose}): {failures[0]}")
     rmse, T = min(fits, key=lambda f: f[0])
     # another start that settled in a pose the symmetry does not explain, as well: ambiguous
     # (a mug whose handle is hidden or was cut off by the segmenter)
@@ -578,6 +607,9 @@ def _recognise_among(seen_pts, seen: _TopView, lib: ModelLibrary, only: list[int
     fits = sorted((_fit(seen_pts, seen, lib.views[k], lib, icp) for k in picked),
                   key=lambda f: f.cost)
     best = fits[0]
+    if not math.isfinite(best.cost):
+        return _unknown(f"the pose fit did not converge: {best.failed}")
+    fits = [f for f in fits if math.isfinite(f.cost)]
     other = next((f for f in fits if f.view.model != best.view.model), None)
     fit_term = math.exp(-0.5 * (best.rmse_m / FIT_SIGMA_M) ** 2)
     shape_term = math.exp(-0.5 * (best.unexplained / UNEXPLAINED_SCALE) ** 2)

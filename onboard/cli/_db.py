@@ -65,8 +65,10 @@ def _alive(host: str | None, pid: int | None) -> bool:
 
 def run_info(args: argparse.Namespace) -> int:
     """Print what a grasp database holds: per (object, hand) target its progress and state,
-    then the builds run on it."""
-    with _open(args.db) as db:
+    then the builds run on it (a file that turns out damaged while it is read: one line)."""
+    from scoring import GraspDatabaseError
+
+    with _open(args.db) as db, reported(GraspDatabaseError):
         objects, hands = db.objects(), sorted({name for name, _ in db.hands()})
         targets = {(t.object_name, t.hand_name): t for t in db.targets()}
         builds = db.builds()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import time
 from pathlib import Path
 
 from ._common import CliError, progress_bar, reported
+from ._hand_database import hand_database
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -71,32 +71,17 @@ def run_demo(args: argparse.Namespace) -> int:
     return _report(log_dir, out / "report")
 
 
-def user_cache_dir() -> Path:
-    """The user's cache folder for graspline: $XDG_CACHE_HOME/graspline or ~/.cache/graspline."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "graspline"
-
-
 def _multi_finger_demo(args: argparse.Namespace) -> int:
     """The demo with a multi-finger hand: its grasp database first (built on first use,
     cached, with progress), then trials on the simulated cell carrying the hand, planned
     with the database (the object recognised by vision.recognise), then the report."""
-    from offline_sim.database import HandSource, ensure_demo_database
     from scoring import GraspDatabaseError
 
     from onboard import open_picking_cell
 
     from .._devices import CellSetupError
 
-    with reported(ValueError):
-        HandSource.parse(args.hand)  # a bad --hand in one line, before anything is built
-    cache = args.cache or user_cache_dir()
-    print(f"grasp database of the built-in objects for the {args.hand} hand (cached in "
-          f"{cache}) ...", flush=True)
-    with reported(ValueError):
-        db = ensure_demo_database(args.hand, cache, progress=sys.stderr.isatty() or bool(
-            os.environ.get("GRASPLINE_PROGRESS")))
-    print(f"grasp database: {db}", flush=True)
+    db = hand_database(args.hand, args.cache, out=sys.stdout)
     out = Path(args.out)
     log_dir = out / f"trials-{time.strftime('%Y%m%d-%H%M%S')}"
     print(f"building the simulated cell (seed {args.seed}, {args.hand} hand) ...", flush=True)

@@ -5,9 +5,11 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 
 from .._cellfile import DEFAULT_PORT
 from ._common import CliError, reported
+from ._hand_database import hand_database
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -26,6 +28,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, help=f"TCP port (default: the cell file's, else "
                                             f"{DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--seed", type=int, help="--sim: seed of the simulated scene")
+    p.add_argument("--hand", metavar="HAND",
+                   help="--sim: the cell's hand: parallel (the jaw, default), three_finger, "
+                        "underactuated, or a JSON description of an MJCF hand; a multi-finger "
+                        "hand plans with the grasp database of the built-in objects, built on "
+                        "first use into --cache (as graspline demo --hand does)")
+    p.add_argument("--cache", type=Path, metavar="DIR",
+                   help="--sim --hand: where the hand's grasp database is kept (default: the "
+                        "user's cache folder, ~/.cache/graspline)")
     p.add_argument("--log-dir", metavar="DIR",
                    help="folder of the trial log (default: the cell file's log_dir; with --sim, "
                         "out/trials under the working directory)")
@@ -36,15 +46,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _make_service(args: argparse.Namespace):
     """The picking service for the cell the arguments name (the picking loop's factory)."""
     from onboard import make_picking_service as factory
+    from scoring import GraspDatabaseError
+
     from .._devices import CellSetupError
 
-    if args.seed is not None and not args.sim:
-        raise CliError("--seed applies to the simulated cell only (use it with --sim)")
+    for flag, value in (("--seed", args.seed), ("--hand", args.hand), ("--cache", args.cache)):
+        if value is not None and not args.sim:
+            raise CliError(f"{flag} applies to the simulated cell only (use it with --sim)")
     if args.config is not None and not os.path.isfile(args.config):
         raise CliError(f"cell file {args.config} does not exist")
+    hand = {}
+    if args.hand not in (None, "parallel"):
+        # its database on stderr: stdout's first line stays 'listening on HOST:PORT'
+        db = hand_database(args.hand, args.cache, out=sys.stderr)
+        hand = {"hand": args.hand, "database_path": str(db)}
     # a bad cell file or a device that cannot be opened: the loader's message says which
-    with reported(OSError, ValueError, CellSetupError):
-        return factory(args.config, sim=args.sim, seed=args.seed, log_dir=args.log_dir)
+    with reported(OSError, ValueError, CellSetupError, GraspDatabaseError):
+        return factory(args.config, sim=args.sim, seed=args.seed, log_dir=args.log_dir, **hand)
 
 
 def _address(args: argparse.Namespace, service) -> tuple[str, int]:

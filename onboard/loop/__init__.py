@@ -21,7 +21,7 @@
 """
 from ._clock import StageClock
 from ._database_source import (DatabaseDetail, DatabaseSource, Recognition, Recogniser,
-                               database_name, database_source,
+                               current_measures_version, database_name, database_source,
                                ground_truth_recogniser)
 from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, GraspIndex,
                          HandVolume, HeightMap, PlacedGrasps, filter_grasps,
@@ -38,6 +38,7 @@ from ._types import DatabaseGraspView, Execution, LoopState, Plan
 
 __all__ = [
     "CellTruth",
+    "current_measures_version",
     "database_name",
     "database_source",
     "DatabaseDetail",

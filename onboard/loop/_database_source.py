@@ -14,6 +14,7 @@ the loop plans with the image search alone, as before.
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import math
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from scoring import GraspDatabase, GraspDatabaseError, GraspTable
 from vision import (ObjectMask, Recognition, Silhouette, models_from_database, prepare_models,
                     recognise, silhouette)
 
+from .._cellfile import carried_hand_name
 from .._types import GraspChoice
 from ._clock import StageClock
 from ._db_grasps import (KEPT, REJECT_KEYS, DatabaseFilterSettings, FilterResult, HandVolume,
@@ -42,6 +44,9 @@ Recogniser = Callable[[RGBDFrame, ObjectMask], Recognition]
 # most rows placed and filtered per object (grasps x equivalent poses): bench_db_filter's
 # place + filter of 10,000 rows takes 1.7 ms (goal 2 ms), of 20,000 3.5 ms (2-core x86-64)
 MAX_PLACED_ROWS = 10_000
+# where the code version of the simulation that ranks a database's grasps is computed: imported
+# by name, as the simulated cell is (it loads no MuJoCo: it hashes offline_sim's source)
+MEASURES_VERSION = ("offline_sim.database", "measures_code_version")
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,9 @@ class DatabaseSource:
     """
 
     name = "database"
+    # an object it cannot serve (unknown, not in the database, no grasp works) goes into the
+    # trial's note with what stands in for it (the planner's fallbacks)
+    reports_fallbacks = True
 
     def __init__(self, setup: SourceSetup, *, recogniser: Recogniser | None = None,
                  hand: HandVolume | None = None) -> None:
@@ -86,13 +94,18 @@ class DatabaseSource:
         except GraspDatabaseError as exc:
             raise GraspDatabaseError(f"cell file key 'database.path': {exc}") from exc
         with database:
-            if db.hand not in {h for h, _ in database.hands()}:
-                raise GraspDatabaseError(f"{db.path} has no hand {db.hand!r} (cell file key "
-                                         f"'database.hand'); it has {database.hands()}")
-            self.hand = hand or _hand_volume(database, db.hand)
-            self._tables: dict[str, GraspTable] = {
-                name: database.grasps(name, db.hand, by=db.rank_by) for name in database.objects()}
-            self._points = {name: _surface_points(database, name) for name in self._tables}
+            try:
+                _check_hand(database, db.hand, carried_hand_name(setup.config))
+                self.hand = hand or _hand_volume(database, db.hand)
+                self._tables: dict[str, GraspTable] = {
+                    name: database.grasps(name, db.hand, by=db.rank_by)
+                    for name in database.objects()}
+                self._points = {name: _surface_points(database, name) for name in self._tables}
+                _warn_if_ranked_by_other_code(database, db.hand)
+            except _WrongHand:
+                raise
+            except GraspDatabaseError as exc:  # a damaged file: its line, and the key naming it
+                raise GraspDatabaseError(f"cell file key 'database.path': {exc}") from exc
             if recogniser is None:  # vision.recognise over the database's objects, built once
                 try:
                     library = prepare_models(models_from_database(database))
@@ -135,11 +148,14 @@ class DatabaseSource:
         """The best kept database grasp on object i; a string saying why when the object is
         unknown or no grasp of it works here."""
         with clock.stage("search"):
-            rec = self._recognise(frame, masks[i])
+            rec = self._recognised(frame, masks[i], i)
         if rec.name is None or rec.T_base_object is None:
             return f"object {i}: not recognised ({rec.why or 'no reason given'})"
         if rec.name not in self._tables:
             return f"object {i}: {rec.name!r} is not in the grasp database"
+        if len(self._tables[rec.name]) == 0:   # the file has it, with grasps of other hands only
+            return (f"object {i}: {rec.name!r} has no grasps for the {self.config.database.hand} "
+                    f"hand in the grasp database")
         with clock.stage("silhouette"):
             sil = self._silhouette(frame, masks, i)
         with clock.stage("search"):
@@ -154,6 +170,17 @@ class DatabaseSource:
                                 _features(rec, placed, result, row, preshape))
         return Proposal(score, i, self, f", database {self.settings.rank_by} {score:.2f}", sil,
                         detail)
+
+    def _recognised(self, frame: RGBDFrame, mask: ObjectMask, i: int) -> Recognition:
+        """The recogniser's answer for object i; an unknown Recognition saying why when it
+        raised (the loop never stops on one object's bad data: logged, and the object is
+        treated as unknown)."""
+        try:
+            return self._recognise(frame, mask)
+        except Exception as exc:  # noqa: BLE001 - any recogniser (vision, a user's) on any frame
+            why = f"recognition failed: {type(exc).__name__}: {exc}"
+            log.warning("object %d: %s", i, why)
+            return Recognition(None, None, 0.0, None, None, why)
 
     def place_and_filter(self, frame: RGBDFrame, mask: ObjectMask, rec: Recognition,
                          sil: Silhouette | None) -> tuple[PlacedGrasps, FilterResult]:
@@ -251,6 +278,59 @@ class DatabaseSource:
         feats["db_level"], feats["db_top_level"] = float(draw.level), float(draw.top_level)
         drawn = DatabaseDetail(d.recognition, d.placed, d.result, draw.row, preshape, feats)
         return drawn, draw.level, float(np.clip(draw.value, 0.0, 1.0))
+
+
+class _WrongHand(GraspDatabaseError):
+    """The database has no grasps for the hand the cell file asks for (its line says so)."""
+
+
+def _check_hand(database: GraspDatabase, wanted: str, carried: str | None) -> None:
+    """GraspDatabaseError, one line naming the hand asked for, the database's hands and its
+    path, when the database has no grasps for the cell file's ``database.hand`` or that is not
+    the hand the simulated cell carries (``sim.hand``; carried None: no such hand)."""
+    hands = sorted({h for h, _ in database.hands()})
+    have = f"it has grasps for {', '.join(map(repr, hands))}" if hands else "it has no hands"
+    if carried is not None and carried != wanted:
+        raise _WrongHand(
+            f"grasp database {database.path}: the simulated cell carries the {carried!r} hand "
+            f"(cell file key 'sim.hand') but key 'database.hand' asks for {wanted!r}; {have}")
+    if wanted not in hands:
+        raise _WrongHand(
+            f"grasp database {database.path} has no grasps for the {wanted!r} hand (cell file "
+            f"key 'database.hand'); {have}")
+
+
+def current_measures_version() -> str | None:
+    """The code version of this graspline's grasp simulation (``offline_sim.database.
+    measures_code_version``: a digest of its source, MuJoCo's and CoACD's versions); None
+    where offline_sim cannot be imported."""
+    module, name = MEASURES_VERSION
+    try:
+        return getattr(importlib.import_module(module), name)()
+    except ImportError:
+        return None
+
+
+def _warn_if_ranked_by_other_code(database: GraspDatabase, hand: str) -> str | None:
+    """Log one warning line (the console shows it where logging is not set up otherwise)
+    when the database's grasps for hand were ranked by another code version of the
+    simulation than this graspline's; the line, or None. The loop uses them as they are."""
+    current = current_measures_version()
+    if current is None:
+        return None
+    by_version: dict[str, list[str]] = {}
+    for name, code in database.code_versions(hand).items():
+        if code != current:
+            by_version.setdefault(code or "unrecorded", []).append(name)
+    if not by_version:
+        return None
+    older = "; ".join(f"{v} ({', '.join(names)})" for v, names in sorted(by_version.items()))
+    line = (f"grasp database {database.path}: the {hand} hand's grasps were ranked by the "
+            f"simulation's code version {older}, this graspline's is {current}; the loop uses "
+            f"them as they are (re-rank them with `graspline db build ... --out "
+            f"{database.path} --on-change restart`)")
+    log.warning(line)
+    return line
 
 
 def _features(rec: Recognition, placed: PlacedGrasps, result: FilterResult, row: int,

@@ -84,7 +84,7 @@ class Planner:
             targets = list(range(len(masks)))
         if not masks:
             return Plan(NoGrasp("nothing segmented in view", clock.stage_s), frame, masks)
-        best, unholdable = self._ask_sources(frame, masks, targets, clock)
+        best, unholdable, fallbacks = self._ask_sources(frame, masks, targets, clock)
         min_score = self.config.scoring.min_score
         if best is None or best.score < min_score:
             score = 0.0 if best is None else best.score
@@ -100,24 +100,38 @@ class Planner:
                                                validate=self.mode == "validate")
             plan = Plan(choice, frame, masks, best.sil, best.mask_index, level,
                         getattr(self.segmenter, "last_plane", None),
-                        getattr(best.source, "last_view", None))   # the database's only
+                        getattr(best.source, "last_view", None), fallbacks)   # view: the database's only
         self._nothing_holdable = False
         return plan
 
     def _ask_sources(self, frame: RGBDFrame, masks: list[ObjectMask], targets: list[int],
-                     clock: StageClock) -> tuple[Proposal | None, list[str]]:
-        """The best proposal of any source on any target object, and why the objects no
-        source can hold cannot be held."""
+                     clock: StageClock) -> tuple[Proposal | None, list[str], list[str]]:
+        """The best proposal of any source on any target object, why the objects no source
+        can hold cannot be held, and the fallbacks: for a source that reports them
+        (``reports_fallbacks``, the database), each object it could not serve, why, and what
+        stands in for it (the other sources, or no grasp), each also logged."""
         best: Proposal | None = None
         unholdable: list[str] = []
+        fallbacks: list[str] = []
         for i in targets:
             for source in self.sources:
                 found = source.propose(frame, masks, i, clock)
                 if isinstance(found, str):
                     unholdable.append(found)
+                    if getattr(source, "reports_fallbacks", False):
+                        fallbacks.append(self._fallback(source, found))
                 elif found is not None and (best is None or found.score > best.score):
                     best = found
-        return best, unholdable
+        return best, unholdable, fallbacks
+
+    def _fallback(self, source: GraspSource, why: str) -> str:
+        """One line for an object a source could not serve: why, and what stands in for it
+        (the cell's other sources, e.g. the parallel jaw's image search, or no grasp); logged."""
+        others = [s.name.replace("_", " ") for s in self.sources if s is not source]
+        then = f"falling back to the {' and the '.join(others)}" if others else "no grasp for it"
+        line = f"{source.name}: {why}; {then}"
+        log.info(line)
+        return line
 
     def _clear_view(self) -> None:
         """Send graspline's arm home before a capture when it is elsewhere (a stopped pick

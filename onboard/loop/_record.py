@@ -72,8 +72,8 @@ def trial_record(plan: Plan, ex: Execution | None, *, trial_id: int, started_at_
                  pending: bool = False) -> TrialRecord:
     """The record of one cycle: the chosen grasp (or why none), what the execution did (None:
     nothing executed; pending: the controller executes and reports), the judged outcome,
-    the object's movement from the images and from the simulator, the stage times (s) and
-    the budget overruns in the note."""
+    the object's movement from the images and from the simulator, the stage times (s), and
+    in the note the budget overruns and the objects the database could not serve."""
     c = plan.grasp
     mode = trial_mode(plan)
     if c is not None:
@@ -85,7 +85,7 @@ def trial_record(plan: Plan, ex: Execution | None, *, trial_id: int, started_at_
     rec.stage_s = dict(stage_s)
     rec.outcome, rec.success, rec.outcome_source = judged_outcome(ex, pending=pending)
     (rec.movement_m, rec.movement_rad), centroid = image_movement(plan, ex)
-    notes = [OVERRUN + o for o in overruns]
+    notes = [OVERRUN + o for o in overruns] + list(plan.fallbacks)
     if ex is not None:
         rec.gripper_status = ex.gripper_status
         rec.gripper_width_m = ex.gripper_width_m

@@ -86,7 +86,9 @@ class Proposal:
 
 @runtime_checkable
 class GraspSource(Protocol):
-    """One way of finding grasps on a segmented object."""
+    """One way of finding grasps on a segmented object. A source may also set
+    ``reports_fallbacks = True`` (the database does): then each object it says it cannot
+    serve goes into the trial's note with what stood in for it, and is logged."""
 
     name: str
     config: CellConfig

@@ -40,8 +40,9 @@ class Plan:
     """What the planning stages produced for one frame: the choice (or why none), the frame,
     the masks, the chosen object's silhouette and mask index, the score level a validate-mode
     draw took the grasp from (-1: the best grasp), the frame's support plane
-    (vision.SupportPlane, None when the segmenter found none), and for a database grasp the
-    view the trial's panel draws (None for the jaw)."""
+    (vision.SupportPlane, None when the segmenter found none), for a database grasp the view
+    the trial's panel draws (None for the jaw), and the fallbacks: one line per object the
+    database could not serve and what stood in for it (the trial's note)."""
 
     choice: GraspChoice | NoGrasp
     frame: RGBDFrame | None = None
@@ -51,6 +52,7 @@ class Plan:
     level: int = -1
     support: object | None = None
     view: DatabaseGraspView | None = None
+    fallbacks: list[str] = field(default_factory=list)
 
     @property
     def grasp(self) -> GraspChoice | None:

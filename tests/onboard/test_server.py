@@ -1095,3 +1095,101 @@ def test_the_served_simulated_cell_logs_its_trials_in_log_dir(tmp_path):
     with onboard.make_picking_service(sim=True, seed=1, log_dir=str(tmp_path / "t")) as cell:
         assert cell.config.log_dir == str(tmp_path / "t")
         assert (tmp_path / "t" / "trials.sqlite").is_file()
+
+
+# --- a multi-finger hand on the simulated cell ----------------------------------------------------
+
+def test_best_grasp_on_the_simulated_cell_with_a_hand_returns_its_joint_targets_and_pose(
+        tmp_path):
+    """The real PickingCell with the three-finger hand, served over TCP: best_grasp is a
+    database grasp whose preshape is the one the database stored for it."""
+    pytest.importorskip("mujoco")
+    import msgspec
+
+    from onboard import config_hash, sim_cell_file
+    from scoring import GraspDatabase
+    from tests.onboard.db_scene import build_database
+
+    db = build_database(tmp_path / "box.sqlite", pfc=False)
+    config = sim_cell_file(seed=11, hand="three_finger", database=str(db),
+                           log_dir=str(tmp_path / "log"))   # seed 11: the box alone
+    config = msgspec.structs.replace(
+        config, sim=msgspec.structs.replace(config.sim, objects_per_table=[1, 1],
+                                            depth_noise=False),
+        # noise-free depth lets the box's grasps from above by with db_scene's 2 mm margin
+        database=msgspec.structs.replace(config.database, collision_margin_m=0.002))
+    with PickingCell(config, config_hash(config)) as cell, EndpointServer(cell) as srv:
+        c = Client(srv.address)
+        try:
+            r = c.ask({"cmd": "best_grasp", "id": 1})
+            assert r["ok"] is True, r
+            assert (r["source"], r["object"]) == ("database", "box")
+            with GraspDatabase(db) as read:
+                table = read.grasps("box", "three_finger")
+            row = int(np.flatnonzero(table.candidate == r["features"]["db_candidate"])[0])
+            assert r["preshape"] == table.preshape[row].tolist() and len(r["preshape"]) > 0
+            T = np.array(r["T_base_tcp"])
+            np.testing.assert_allclose(T[:3, :3] @ T[:3, :3].T, np.eye(3), atol=1e-6)
+            assert [r["features"][f"preshape_{k}"] for k in range(len(r["preshape"]))] == \
+                r["preshape"]
+            grip = c.ask({"cmd": "grip", "id": 2})
+            assert grip["ok"] is False and "three_finger hand" in grip["error"]
+            assert c.ask({"cmd": "status", "id": 3})["gripper"] == "three_finger hand empty"
+        finally:
+            c.close()
+
+
+def test_serve_refuses_hand_and_cache_without_sim():
+    for flag, value in (("--hand", "three_finger"), ("--cache", "c")):
+        p = subprocess.run([sys.executable, "-c", CLI_WITH_TABLE_CELL, "--config", "c.yaml",
+                            flag, value], capture_output=True, text=True, cwd=REPO, timeout=60)
+        assert (p.returncode, p.stdout) == (2, "")
+        assert p.stderr == (f"graspline serve: error: {flag} applies to the simulated cell "
+                            f"only (use it with --sim)\n")
+
+
+def test_serve_sim_with_a_bad_hand_is_one_line_before_anything_is_built(tmp_path):
+    p = _cli("--sim", "--hand", "four_finger", "--cache", str(tmp_path / "cache"))
+    out, err = p.communicate(timeout=120)
+    assert (p.returncode, out) == (2, "")
+    assert err.startswith("graspline serve: error: --hand must be one of ") and \
+        err.count("\n") == 1
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.slow   # builds the built-in objects' database for the hand: minutes on two cores
+def test_serve_sim_hand_builds_its_database_and_best_grasp_carries_the_preshape(tmp_path):
+    import signal
+
+    cache = tmp_path / "cache"
+    p = _cli("--sim", "--hand", "three_finger", "--cache", str(cache), "--port", "0",
+             "--seed", "0", "--log-dir", str(tmp_path / "log"))
+    try:
+        line = p.stdout.readline()     # blocks until listening (or exit)
+        m = re.fullmatch(r"listening on (\S+):(\d+)\n", line)
+        assert m, (line, p.stderr.read() if p.poll() is not None else "")
+        db, = cache.glob("demo-three_finger-*.sqlite")   # built on first use, in --cache
+        c = Client((m.group(1), int(m.group(2))))
+        r = c.ask({"cmd": "best_grasp", "id": 1, "timeout_s": 5})
+        # the first table of seed 0: a database grasp with the hand's joint targets, or
+        # no grasp with the database's reasons
+        if r["ok"]:
+            from scoring import GraspDatabase
+
+            assert r["source"] == "database" and np.array(r["T_base_tcp"]).shape == (4, 4)
+            with GraspDatabase(db) as read:   # the joint targets the database stored for it
+                table = read.grasps(r["object"], "three_finger")
+            row = int(np.flatnonzero(table.candidate == r["features"]["db_candidate"])[0])
+            assert r["preshape"] == table.preshape[row].tolist() and len(r["preshape"]) > 0
+        else:
+            assert r["error_type"] == "no_grasp" and re.search(r"object \d", r["error"])
+        assert c.ask({"cmd": "status", "id": 2})["gripper"] == "three_finger hand empty"
+        c.close()
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0 and out == "stopped\n"
+        assert f"grasp database: {db}\n" in err   # what it built, on stderr
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
