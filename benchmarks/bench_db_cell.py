@@ -21,6 +21,8 @@ none, or no P(fc) in the database) counts as a failure and is shown apart.
 
     python -m benchmarks.bench_db_cell --tables 10             # the demo database (cached)
     python -m benchmarks.bench_db_cell --db grasps.sqlite      # e.g. built with --pfc coarse
+    python -m benchmarks.bench_db_cell --db grasps.sqlite --targets box,cylinder \
+        --strategies pfc_top,epsilon_top,filtered_pfc,filtered_epsilon
 """
 from __future__ import annotations
 
@@ -78,7 +80,8 @@ def _rows(table, placed, result, rng: np.random.Generator) -> dict[str, int | No
 
 
 def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
-        error_deg: float) -> dict:
+        error_deg: float, strategies: tuple[str, ...] = STRATEGIES,
+        targets: tuple[str, ...] | None = None) -> dict:
     """{condition: {strategy: [held, no_grasp, tried]}} and the count of tables skipped."""
     from offline_sim.cell import SimCell, SimCellSettings
     from onboard import sim_cell_file
@@ -95,7 +98,7 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
     source = DatabaseSource(SourceSetup(config, None, None, rng, segmenter, NO_TRUTH),
                             recogniser=lambda frame, mask: None)
     conditions = ("true", "estimated", f"+{error_m * 1e3:g} mm / {error_deg:g} deg")
-    counts = {c: {s: [0, 0, 0] for s in STRATEGIES} for c in conditions}
+    counts = {c: {s: [0, 0, 0] for s in strategies} for c in conditions}
     skipped: dict[str, int] = {}
     empty: list[str] = []      # tables where the filter kept no grasp, and why
     settings = SimCellSettings(hand=hand)
@@ -108,7 +111,8 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
             target = None
             for m in masks:   # the first object vision names correctly (truth checks it)
                 k = truth.object_index(frame, m)
-                if k is None or sim.object_name(k) not in source.objects():
+                if k is None or sim.object_name(k) not in source.objects() or (
+                        targets is not None and sim.object_name(k) not in targets):
                     continue
                 rec = recognise(frame, m, library, support=segmenter.last_plane)
                 if rec.name == sim.object_name(k):
@@ -132,6 +136,8 @@ def run(db_path: str, hand: str, tables: int, seed: int, error_m: float,
         table = source.table(rec.name)
         for cond, (placed, rows) in plans.items():
             for strategy, row in rows.items():
+                if strategy not in counts[cond]:
+                    continue
                 c = counts[cond][strategy]
                 c[2] += 1
                 if row is None:
@@ -156,7 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--error-mm", type=float, default=5.0)
     p.add_argument("--error-deg", type=float, default=5.0)
     p.add_argument("--cache", type=Path, default=None, help="the demo database's cache folder")
+    p.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help=f"comma-separated, of {', '.join(STRATEGIES)} (default: all)")
+    p.add_argument("--targets", default=None,
+                   help="comma-separated object names: only these are taken as a table's object "
+                        "(e.g. those a partly built --pfc database has P(fc) for)")
     a = p.parse_args(argv)
+    targets = None if a.targets is None else tuple(x.strip() for x in a.targets.split(","))
+    strategies = tuple(x.strip() for x in a.strategies.split(",") if x.strip())
+    if not strategies or set(strategies) - set(STRATEGIES):
+        p.error(f"--strategies must name some of {', '.join(STRATEGIES)}, got {a.strategies!r}")
     db = a.db
     if db is None:
         import os
@@ -167,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         cache = a.cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") \
             / "graspline"
         db = str(ensure_demo_database(a.hand, cache))
-    out = run(db, a.hand, a.tables, a.seed, a.error_mm * 1e-3, a.error_deg)
+    out = run(db, a.hand, a.tables, a.seed, a.error_mm * 1e-3, a.error_deg, strategies,
+              targets)
     print(f"database {db}, hand {a.hand}, {out['tables']} tables, seed {a.seed}; "
           f"skipped: {out['skipped'] or 'none'}")
     print("| pose | strategy | held / tried | rate | no grasp |")

@@ -190,12 +190,12 @@ def test_jaw_commands_on_a_hand_cell_fail_in_one_line_naming_the_hand_and_status
             cell.loop.score_pose(frame, cell.loop.home)
 
 
-@pytest.mark.slow   # the demo database's first build: about a minute on two cores
-def test_demo_with_the_three_finger_hand_builds_its_database_runs_trials_and_reports(
-        tmp_path, capsys):
+@pytest.mark.slow   # the demo database (built once per run by the fixture: minutes on two cores)
+def test_demo_with_the_three_finger_hand_finds_its_database_runs_trials_and_reports(
+        tmp_path, capsys, three_finger_demo_cache):
     from onboard.cli import main
 
-    cache, out = tmp_path / "cache", tmp_path / "out"
+    cache, out = three_finger_demo_cache, tmp_path / "out"
     assert main(["demo", "--hand", "three_finger", "--trials", "3", "--seed", "0",
                  "--cache", str(cache), "--out", str(out)]) == 0
     text = capsys.readouterr().out

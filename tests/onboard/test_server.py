@@ -1157,18 +1157,19 @@ def test_serve_sim_with_a_bad_hand_is_one_line_before_anything_is_built(tmp_path
     assert not (tmp_path / "cache").exists()
 
 
-@pytest.mark.slow   # builds the built-in objects' database for the hand: minutes on two cores
-def test_serve_sim_hand_builds_its_database_and_best_grasp_carries_the_preshape(tmp_path):
+@pytest.mark.slow   # the hand's demo database (built once per run by the fixture: minutes)
+def test_serve_sim_hand_finds_its_database_and_best_grasp_carries_the_preshape(
+        tmp_path, three_finger_demo_cache):
     import signal
 
-    cache = tmp_path / "cache"
+    cache = three_finger_demo_cache
     p = _cli("--sim", "--hand", "three_finger", "--cache", str(cache), "--port", "0",
              "--seed", "0", "--log-dir", str(tmp_path / "log"))
     try:
         line = p.stdout.readline()     # blocks until listening (or exit)
         m = re.fullmatch(r"listening on (\S+):(\d+)\n", line)
         assert m, (line, p.stderr.read() if p.poll() is not None else "")
-        db, = cache.glob("demo-three_finger-*.sqlite")   # built on first use, in --cache
+        db, = cache.glob("demo-three_finger-*.sqlite")   # the one in --cache, reused
         c = Client((m.group(1), int(m.group(2))))
         r = c.ask({"cmd": "best_grasp", "id": 1, "timeout_s": 5})
         # the first table of seed 0: a database grasp with the hand's joint targets, or
