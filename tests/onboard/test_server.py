@@ -1059,6 +1059,9 @@ def test_serve_sim_listens_answers_status_and_stops_on_sigterm():
 
     p = _cli("--sim", "--port", "0", "--seed", "3")
     try:
+        line = p.stdout.readline()     # the kernels, made ready before it listens
+        assert re.fullmatch(r"(kernels loaded from cache|compiling kernels \.\.\. done) in "
+                            r"\d+\.\d s.*\n", line), line
         line = p.stdout.readline()     # blocks until listening (or exit)
         m = re.fullmatch(r"listening on (\S+):(\d+)\n", line)
         assert m, (line, p.stderr.read() if p.poll() is not None else "")
@@ -1095,3 +1098,19 @@ def test_the_served_simulated_cell_logs_its_trials_in_log_dir(tmp_path):
     with onboard.make_picking_service(sim=True, seed=1, log_dir=str(tmp_path / "t")) as cell:
         assert cell.config.log_dir == str(tmp_path / "t")
         assert (tmp_path / "t" / "trials.sqlite").is_file()
+        # its kernels were made ready before it is served, and the log keeps the warm-up
+        assert cell.kernel_warm_up is not None and cell.log.warm_ups() == [cell.kernel_warm_up]
+
+
+def test_serve_says_how_the_kernels_were_made_ready_before_it_listens(monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from onboard.cli import main
+
+    cell = SimpleNamespace(endpoint_address=("127.0.0.1", 0),
+                           kernel_warm_up=onboard.KernelWarmUp(0.84, 17, 0, 17))
+    monkeypatch.setattr(onboard, "make_picking_service", lambda *a, **k: cell)
+    monkeypatch.setattr(onboard, "serve", lambda service, host, port, *, ready: ready(host, port))
+    assert main(["serve", "--sim"]) == 0
+    assert capsys.readouterr().out == ("kernels loaded from cache in 0.8 s\n"
+                                       "listening on 127.0.0.1:0\nstopped\n")
