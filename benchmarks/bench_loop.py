@@ -19,7 +19,9 @@ timed with the segmentation). A first plan of each path on each object count's f
 compiles the Numba kernels or loads them from numba's cache: it is the warm-up, reported apart
 and left out of every figure. --threads sets Numba's threads (default: every core); the
 1-minute load average before and after is printed, since other work on the machine slows the
-parallel kernels most.
+parallel kernels most (with the omp threading layer, whose threads spin while they wait, a
+loaded machine makes them ten times slower; OMP_WAIT_POLICY=PASSIVE, printed with the
+machine, avoids it: docs/figures.md, "Planning latency").
 
 The table gives per object count, path and goal: the median and p99 of the total and of each
 stage (ms); the candidates scored on the chosen object (median; what the trial log's
@@ -113,6 +115,7 @@ class Samples:
     candidates: list[int] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     no_grasp: int = 0
+    grasp_total_s: list[float] = field(default_factory=list)  # the plans that found a grasp
 
     def add(self, stages: dict[str, float], candidates: int, score: float | None) -> None:
         """One plan: its stage seconds (the total is their sum), candidates scored on the
@@ -125,13 +128,14 @@ class Samples:
         else:
             self.candidates.append(int(candidates))
             self.scores.append(float(score))
+            self.grasp_total_s.append(self.total_s[-1])
 
     def pooled(self, other: Samples) -> Samples:
         """This sample's plans and other's together."""
         return Samples(self.total_s + other.total_s,
                        {s: self.stage_s[s] + other.stage_s[s] for s in STAGES},
                        self.candidates + other.candidates, self.scores + other.scores,
-                       self.no_grasp + other.no_grasp)
+                       self.no_grasp + other.no_grasp, self.grasp_total_s + other.grasp_total_s)
 
 
 @dataclass
@@ -173,7 +177,8 @@ def _machine() -> str:
     """The processor, its cores and numba's threads."""
     return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
             f"numba {numba.__version__} ({numba.get_num_threads()} threads, "
-            f"{numba.threading_layer()} layer)")
+            f"{numba.threading_layer()} layer, OMP_WAIT_POLICY "
+            f"{os.environ.get('OMP_WAIT_POLICY', 'unset')})")
 
 
 def _cell_for(n_objects: int, seed: int):
@@ -366,10 +371,14 @@ def print_table(fig: Figures) -> None:
     lo, hi = min(counts), max(counts)
     for p in PATHS:
         for g in GOALS:
-            a_, b_ = _ms(fig.samples[f"{lo}/{p}/{g}"].total_s)[0], \
-                _ms(fig.samples[f"{hi}/{p}/{g}"].total_s)[0]
+            sa, sb = fig.samples[f"{lo}/{p}/{g}"], fig.samples[f"{hi}/{p}/{g}"]
+            a_, b_ = _ms(sa.total_s)[0], _ms(sb.total_s)[0]
+            # a table the jaw cannot hold ends its search early: the ratio over the plans
+            # that found a grasp too
+            ga, gb = _ms(sa.grasp_total_s)[0], _ms(sb.grasp_total_s)[0]
             print(f"cost of {hi} objects against {lo}, {p}, {g}: x{b_ / a_:.2f} "
-                  f"(median {b_:.1f} ms / {a_:.1f} ms; linear would be x{hi / lo:.0f})")
+                  f"(median {b_:.1f} ms / {a_:.1f} ms; plans that found a grasp only: "
+                  f"x{gb / ga:.2f}, {gb:.1f} / {ga:.1f} ms; linear would be x{hi / lo:.0f})")
     if GOAL_OBJECTS in counts:
         med, p99 = _ms(fig.samples[f"{GOAL_OBJECTS}/plan/best"].total_s)
         verdict = "meets the goal" if med <= GOAL_MS else (
