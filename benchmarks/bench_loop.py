@@ -119,7 +119,7 @@ class Samples:
 
     def add(self, stages: dict[str, float], candidates: int, score: float | None) -> None:
         """One plan: its stage seconds (the total is their sum), candidates scored on the
-    chosen object, its score (None: no grasp)."""
+        chosen object, its score (None: no grasp)."""
         for s in STAGES:
             self.stage_s[s].append(stages.get(s, 0.0))
         self.total_s.append(sum(stages.get(s, 0.0) for s in STAGES))
@@ -200,14 +200,16 @@ def _cell_for(n_objects: int, seed: int):
 
 
 def _loop_for(config, frame: RGBDFrame, segmenter: Segmenter):
-    """A PickingLoop of the cell file planning on the frame in hand (no arm, no gripper)."""
+    """A PickingLoop of the cell file planning on the frame in hand (no arm, no gripper),
+    and what to close after it (its trial log, its camera)."""
     from onboard import PickingLoop, TrialLog
 
     log = TrialLog(config.log_dir)
-    loop = PickingLoop(config, camera=FrameInHand(frame), segmenter=segmenter, gripper=None,
+    camera = FrameInHand(frame)
+    loop = PickingLoop(config, camera=camera, segmenter=segmenter, gripper=None,
                        arm=None, trial_log=log, cell_hash="bench_loop",
                        seed=config.scoring.seed)
-    return loop, log
+    return loop, (log, camera)
 
 
 def _plan_once(loop, target: str | None) -> tuple[dict[str, float], int, float | None]:
@@ -294,7 +296,7 @@ def measure(args: argparse.Namespace) -> Figures:
                 in_view[str(n)].append(len(labels))
                 target = names[0] if names[0] in labels else next(
                     (lb for lb in labels if lb), None)
-                loop, log = _loop_for(config, frame, seg)
+                loop, opened = _loop_for(config, frame, seg)
                 try:
                     for path in PATHS if scene == 0 else ():
                         # the warm-up: a first plan of each path on each count's first table
@@ -309,7 +311,8 @@ def measure(args: argparse.Namespace) -> Figures:
                                     path, loop, config, seg, frame,
                                     target if goal == "target" else None, 1000 * scene + r))
                 finally:
-                    log.close()
+                    for thing in opened:
+                        thing.close()
                 bar.update(1)
         finally:
             sim.close()
@@ -376,9 +379,11 @@ def print_table(fig: Figures) -> None:
             # a table the jaw cannot hold ends its search early: the ratio over the plans
             # that found a grasp too
             ga, gb = _ms(sa.grasp_total_s)[0], _ms(sb.grasp_total_s)[0]
+            found = (f"x{gb / ga:.2f}, {gb:.1f} / {ga:.1f} ms" if sa.grasp_total_s
+                     and sb.grasp_total_s else "- (a count without a grasp)")
             print(f"cost of {hi} objects against {lo}, {p}, {g}: x{b_ / a_:.2f} "
                   f"(median {b_:.1f} ms / {a_:.1f} ms; plans that found a grasp only: "
-                  f"x{gb / ga:.2f}, {gb:.1f} / {ga:.1f} ms; linear would be x{hi / lo:.0f})")
+                  f"{found}; linear would be x{hi / lo:.0f})")
     if GOAL_OBJECTS in counts:
         med, p99 = _ms(fig.samples[f"{GOAL_OBJECTS}/plan/best"].total_s)
         verdict = "meets the goal" if med <= GOAL_MS else (
