@@ -11,7 +11,7 @@ from ._messages import ENDPOINT_COMMANDS, grasp_text
 from ._server import MAX_LINE_BYTES, EndpointServer, serve
 from ._service import GripReply, PickingService, TrialSummary
 from ._trials import TrialImages, TrialLog, TrialLogError, TrialRecord
-from ._types import CellStatus, GraspChoice, NoGrasp
+from ._types import CellStatus, GraspChoice, KernelWarmUp, NoGrasp
 from .loop import Execution, PickingLoop, Plan, StageClock
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "Plan",
     "StageClock",
     "GraspChoice",
+    "KernelWarmUp",
     "NoGrasp",
     "PickingCell",
     "PickingLoop",

@@ -17,7 +17,7 @@ from ._cellfile import CellConfig, config_hash, load_cell_file, sim_cell_file
 from ._devices import CellDevices, CellSetupError, open_cell
 from ._service import GripReply, TrialSummary
 from ._trials import TrialLog, TrialRecord
-from ._types import CellStatus, GraspChoice, NoGrasp
+from ._types import CellStatus, GraspChoice, KernelWarmUp, NoGrasp
 from .loop import PickingLoop, SimulatedTruth
 
 
@@ -49,20 +49,22 @@ class PickingCell:
         self.endpoint_address = (config.server.host, config.server.port)
         self._lock = threading.RLock()
         self._closed = False
+        self.kernel_warm_up: KernelWarmUp | None = None  # set by warm_up()
 
     @property
     def config(self) -> CellConfig:
         """The cell file the cell runs with (the loop's: an experiment may replace it)."""
         return self.loop.config
 
-    def warm_up(self) -> None:
-        """Compile the scoring kernels now (numba compiles on first use, up to a minute on a
-        fresh install; its cache makes later starts fast), so the first request is not slow."""
-        from scoring import search_grasps
-
-        img = np.zeros((120, 120), bool)
-        img[40:80, 50:70] = True
-        search_grasps(img, self.loop.projection, top_k=1, seed=0)
+    def warm_up(self) -> KernelWarmUp:
+        """Compile (or load from numba's cache) every kernel the loop's planning uses, before
+        the first frame: numba compiles on first use, up to a minute on a fresh install, and
+        its cache makes later starts fast. The warm-up goes to the trial log (the report
+        shows it apart from the cycles) and stays in ``kernel_warm_up``."""
+        with self._lock:
+            self.kernel_warm_up = self.loop.warm_up()
+            self.log.record_warm_up(self.kernel_warm_up)
+            return self.kernel_warm_up
 
     # the PickingService of the endpoint ------------------------------------------
     def status(self) -> CellStatus:

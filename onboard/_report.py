@@ -24,6 +24,7 @@ import cv2
 import numpy as np
 
 from ._trials import TrialLog, TrialRecord
+from ._types import KernelWarmUp
 
 ROTATION_NORM_RAD = math.radians(60.0)   # Tan et al.'s rotation threshold
 DEFAULT_HALF_OPEN_M = 0.04               # translation scale when a trial has no width_m
@@ -274,29 +275,47 @@ def _plot_counts(groups: list[GroupStats], path: Path) -> None:
     fig.savefig(path)
 
 
-def _plot_latency(records: list[TrialRecord], path: Path) -> list[tuple[str, int, float, float]]:
-    """One histogram per stage (milliseconds), median and p99 in each legend; returns
-    (stage, n, median_s, p99_s) rows in the order stages first appear."""
+# a cycle's stage slower than this many times the stage's median is counted as an outlier in
+# its plot's title (a first cycle that compiled the kernels is hundreds of times slower)
+OUTLIER_X_MEDIAN = 10.0
+
+
+def _plot_latency(records: list[TrialRecord],
+                  path: Path) -> list[tuple[str, int, float, float, int]]:
+    """One histogram per stage (milliseconds) on a log scale, so that an outlier seconds long
+    leaves the milliseconds readable; median and p99 in each legend, the cycles over
+    OUTLIER_X_MEDIAN times the median counted in the title; returns (stage, n, median_s,
+    p99_s, outliers) rows in the order stages first appear."""
     stages: dict[str, list[float]] = {}
     for r in records:
         for k, v in r.stage_s.items():
             stages.setdefault(k, []).append(v)
-    rows = [(k, len(v), float(np.median(v)), float(np.percentile(v, 99)))
-            for k, v in stages.items()]
+    rows = []
+    for k, v in stages.items():
+        med = float(np.median(v))
+        slow = int(np.count_nonzero(np.asarray(v) > OUTLIER_X_MEDIAN * med)) if med > 0 else 0
+        rows.append((k, len(v), med, float(np.percentile(v, 99)), slow))
     if not rows:
         return rows
     cols = min(3, len(rows))
     nrows = math.ceil(len(rows) / cols)
     fig = _figure(3.2 * cols, 2.4 * nrows)
-    for i, (name, n, med, p99) in enumerate(rows):
+    for i, (name, n, med, p99, slow) in enumerate(rows):
         ax = fig.add_subplot(nrows, cols, i + 1)
         ms = np.asarray(stages[name]) * 1000.0
-        ax.hist(ms, bins=min(30, max(5, n // 2)), color="#1f4e79", alpha=0.8,
+        # log-spaced bins over the positive times (a stage can take 0 ms at this clock's
+        # resolution: those sit in the first bin)
+        lo = max(float(ms[ms > 0].min()) if np.any(ms > 0) else 1e-3, 1e-3)
+        hi = max(float(ms.max()), lo * 1.01)
+        bins = np.geomspace(lo, hi, min(30, max(5, n // 2)) + 1)
+        ax.hist(np.clip(ms, lo, hi), bins=bins, color="#1f4e79", alpha=0.8,
                 label=f"median {med * 1e3:.3g} ms\np99 {p99 * 1e3:.3g} ms\nn={n}")
-        ax.axvline(med * 1e3, color="k", lw=1)
-        ax.axvline(p99 * 1e3, color="#c0504d", lw=1, ls="--")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("ms", fontsize=8)
+        ax.set_xscale("log")
+        ax.axvline(max(med * 1e3, lo), color="k", lw=1)
+        ax.axvline(max(p99 * 1e3, lo), color="#c0504d", lw=1, ls="--")
+        ax.set_title(name + (f" ({slow} over {OUTLIER_X_MEDIAN:g}x median)" if slow else ""),
+                     fontsize=9)
+        ax.set_xlabel("ms (log scale)", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=7, handlelength=0, handletextpad=0)
     fig.savefig(path)
@@ -399,6 +418,7 @@ def write_report(log_dir: str | Path, out_dir: str | Path, *, n_levels: int = 5)
         raise TrialLogError(f"no trial log in {log_dir} (no trials.sqlite)")
     with TrialLog(log_dir) as log:
         records = log.records()
+        warm_ups = log.warm_ups()
     out.mkdir(parents=True, exist_ok=True)
     finished = [r for r in records if r.finished_at_s is not None]
     closed = [r for r in records if r.success is not None and r.score is not None]
@@ -443,12 +463,14 @@ def write_report(log_dir: str | Path, out_dir: str | Path, *, n_levels: int = 5)
                     f"{math.degrees(truth[1]):.2f}&deg; rotation, over {truth[2]} trials.</p>"
                     f'<img class=plot src="movement_truth.png" alt="movement truth">')
     lat = _plot_latency(finished, out / "latency.png")
+    body.append(_warm_up_line(warm_ups))
     if lat:
         rows = "".join(f"<tr data-stage='{html.escape(k)}'><td>{html.escape(k)}</td><td>{n}</td>"
-                       f"<td>{med * 1e3:.3g}</td><td>{p99 * 1e3:.3g}</td></tr>"
-                       for k, n, med, p99 in lat)
+                       f"<td>{med * 1e3:.3g}</td><td>{p99 * 1e3:.3g}</td><td>{slow}</td></tr>"
+                       for k, n, med, p99, slow in lat)
         body.append(f"<h2>Stage latency</h2><table><tr><th>stage</th><th>n</th><th>median "
-                    f"ms</th><th>p99 ms</th></tr>{rows}</table>"
+                    f"ms</th><th>p99 ms</th><th>over {OUTLIER_X_MEDIAN:g}x median</th></tr>"
+                    f"{rows}</table>"
                     f'<img class=plot src="latency.png" alt="latency">')
     gallery = _gallery(finished, out)
     if gallery:
@@ -458,6 +480,24 @@ def write_report(log_dir: str | Path, out_dir: str | Path, *, n_levels: int = 5)
                     f"validation</title><style>{_CSS}</style></head><body>"
                     + "\n".join(body) + "</body></html>\n", encoding="utf-8")
     return page
+
+
+def _warm_up_line(warm_ups: list[KernelWarmUp]) -> str:
+    """The paragraph "warm-up: X s ...": the kernels' warm-up before the first cycle, apart
+    from the cycles' latencies; several starts of the cell on one log: the last and the
+    longest."""
+    if not warm_ups:
+        return ("<p id=warm-up>warm-up: not recorded (a log written before warm-ups were "
+                "recorded: its first cycle may include the kernels' compilation)</p>")
+    last = warm_ups[-1]
+    how = (f"{last.compiled} kernel signature(s) compiled" if last.compiled
+           else "kernels loaded from numba's cache")
+    text = f"warm-up: {last.seconds:.2f} s before the first cycle ({how})"
+    if len(warm_ups) > 1:
+        longest = max(warm_ups, key=lambda w: w.seconds)
+        text += f"; {len(warm_ups)} starts on this log, the longest {longest.seconds:.2f} s"
+    return (f"<p id=warm-up>{html.escape(text)}; not counted in the stage latencies "
+            f"below.</p>")
 
 
 def _summary_table(groups: list[GroupStats]) -> str:

@@ -2,7 +2,9 @@
 
 Layout of a log directory::
 
-    DIR/trials.sqlite                 one row per trial (schema version in PRAGMA user_version)
+    DIR/trials.sqlite                 one row per trial (schema version in PRAGMA user_version);
+                                      table warm_ups: one row per start of the cell (its
+                                      kernels' warm-up), added by the first one
     DIR/images/<trial_id>/<name>.png  before_color, before_depth (16-bit, millimetres),
                                       after_color, after_depth, silhouette, overlay,
                                       db_grasp (a database grasp's panel)
@@ -27,7 +29,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ._types import GraspChoice
+from ._types import GraspChoice, KernelWarmUp
 
 SCHEMA_VERSION = 1
 DB_NAME = "trials.sqlite"
@@ -172,6 +174,16 @@ CREATE TABLE trials (
 );
 CREATE INDEX trials_outcome ON trials(outcome);
 """
+# Added beside the trials by the first warm-up a log records, so a log without it (written
+# before warm-ups were recorded) keeps its schema version and reads as before.
+_WARM_UP_SCHEMA = """
+CREATE TABLE IF NOT EXISTS warm_ups (
+    at_s REAL NOT NULL,
+    seconds REAL NOT NULL,
+    kernels INTEGER NOT NULL,
+    compiled INTEGER NOT NULL,
+    from_cache INTEGER NOT NULL
+)"""
 _COLUMNS = [f.name for f in fields(TrialRecord)]
 _JSON = {"features", "stage_s", "T_base_tcp", "images"}
 
@@ -491,6 +503,28 @@ class TrialLog:
     def records(self) -> list[TrialRecord]:
         """Every trial, begun or finished, in trial-id order."""
         return self._query("SELECT * FROM trials ORDER BY trial_id")
+
+    def record_warm_up(self, warm_up: KernelWarmUp) -> None:
+        """Keep the kernels' warm-up of a start of the cell (before its first cycle)."""
+        with self._lock:
+            con = self._db()
+            con.execute(_WARM_UP_SCHEMA)
+            con.execute("INSERT INTO warm_ups (at_s, seconds, kernels, compiled, from_cache) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (float(warm_up.at_s), float(warm_up.seconds), int(warm_up.kernels),
+                         int(warm_up.compiled), int(warm_up.from_cache)))
+
+    def warm_ups(self) -> list[KernelWarmUp]:
+        """The warm-ups recorded, oldest first; none in a log written without them."""
+        with self._lock:
+            con = self._db()
+            if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                           "name = 'warm_ups'").fetchone() is None:
+                return []
+            rows = con.execute("SELECT seconds, kernels, compiled, from_cache, at_s "
+                               "FROM warm_ups ORDER BY at_s, rowid").fetchall()
+        return [KernelWarmUp(float(r[0]), int(r[1]), int(r[2]), int(r[3]), float(r[4]))
+                for r in rows]
 
     def count(self) -> int:
         """Number of trials in the log (begun or finished)."""

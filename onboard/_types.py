@@ -62,3 +62,27 @@ class CellStatus:
     gripper: str
     arm: str
     trials: int
+
+
+@dataclass(frozen=True)
+class KernelWarmUp:
+    """The Numba kernels made ready before a cell's first frame (PickingLoop.warm_up).
+
+    seconds : wall time of the warm-up. kernels : the njit kernels listed (scoring's and
+    vision's). compiled : signatures compiled now (numba's cache had none); from_cache :
+    signatures loaded from numba's cache. at_s : when it ended, seconds since the epoch.
+    """
+
+    seconds: float
+    kernels: int
+    compiled: int
+    from_cache: int
+    at_s: float = 0.0
+
+    def text(self) -> str:
+        """The console's line: "compiling kernels ... done in X s" or "kernels loaded from
+        cache in X s"."""
+        if self.compiled:
+            return (f"compiling kernels ... done in {self.seconds:.1f} s ({self.compiled} "
+                    f"compiled, {self.from_cache} from cache; cached for the next start)")
+        return f"kernels loaded from cache in {self.seconds:.1f} s"

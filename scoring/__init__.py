@@ -3,6 +3,7 @@
 numpy and numba only; nothing of graspline is imported from here.
 """
 from ._checks import ROTATION_TOL, check_pose, check_positive, check_rotation
+from ._jit import jit_kernels
 from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseError,
                        GraspTable, ObjectShape, from_blob, to_blob)
 from ._measure import (MEASURES, PreparedSilhouette, drop_off_target, grasp_region_profile,
@@ -18,6 +19,7 @@ __all__ = [
     "check_pose",
     "check_positive",
     "check_rotation",
+    "jit_kernels",
     "SCHEMA_SQL",
     "SCHEMA_VERSION",
     "GraspDatabase",

@@ -15,6 +15,7 @@ from ._errors import BackendUnavailable, VisionError, WeightsError, WeightsNotFo
 from ._figures import MIN_VISIBLE_PX, FrameFigures, evaluate_frame, mask_iou
 from ._recognition import (SYMMETRY_STEP_DEG, ModelLibrary, ObjectModel, Recognition,
                            models_from_database, prepare_models, recognise, register_points)
+from ._jit import jit_kernels
 from ._registry import BACKENDS, make_segmenter, segmenter_class
 from ._silhouette import neighbours, silhouette, touching
 from ._tabletop import TabletopSegmenter, fit_support_plane
@@ -48,6 +49,7 @@ __all__ = [
     "build_maskrcnn",
     "evaluate_frame",
     "fit_support_plane",
+    "jit_kernels",
     "make_segmenter",
     "mask_iou",
     "models_from_database",

@@ -87,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
     if args.port is not None and not 0 <= args.port <= 65535:
         raise CliError(f"--port must be 0..65535, got {args.port}")
     service = _make_service(args)
+    warm_up = getattr(service, "kernel_warm_up", None)  # the factory warms a PickingCell up
+    if warm_up is not None:
+        print(warm_up.text(), flush=True)
     try:
         host, port = _address(args, service)
 

@@ -17,6 +17,8 @@
     _truth.py         the simulator's ground truth as a port: CellTruth; NO_TRUTH on hardware,
                       SimulatedTruth on the simulated cell
     _types.py         Plan, Execution, LoopState
+    _warm.py          warm start: the planning's Numba kernels made ready on a synthetic scene
+                      before the first frame (PickingLoop.warm_up)
     _loop.py          PickingLoop
 """
 from ._clock import StageClock

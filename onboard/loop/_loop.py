@@ -25,7 +25,7 @@ from vision import Segmenter
 from .._cellfile import CellConfig
 from .._devices import load_calibration_file
 from .._trials import TrialRecord
-from .._types import GraspChoice, NoGrasp
+from .._types import GraspChoice, KernelWarmUp, NoGrasp
 from ._clock import StageClock
 from ._executor import NO_ARM, Executor
 from ._image_search import ImageSearch
@@ -34,6 +34,7 @@ from ._record import trial_images, trial_mode, trial_record
 from ._source import FailedGrasps, SourceSetup
 from ._truth import NO_TRUTH, CellTruth
 from ._types import Execution, LoopState, Plan
+from ._warm import warm_up
 
 log = logging.getLogger("graspline.loop")
 
@@ -105,6 +106,12 @@ class PickingLoop:
     @mode.setter
     def mode(self, mode: str) -> None:
         self.planner.mode = mode
+
+    def warm_up(self) -> KernelWarmUp:
+        """Compile (or load from numba's cache) every kernel the planning uses, on a small
+        synthetic scene, before the first frame: the first cycle then plans as fast as the
+        others. It leaves the loop's random stream and state as they were."""
+        return warm_up(self.segmenter, self._image_search)
 
     # ------------------------------------------------------------------ stages
     def plan(self, object_label: str | None = None, timeout_s: float | None = None, *,

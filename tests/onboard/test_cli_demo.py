@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from onboard import TrialRecord
+from onboard import KernelWarmUp, TrialRecord
 
 pytest.importorskip("mujoco")
 pytest.importorskip("matplotlib")
@@ -23,6 +23,9 @@ def test_demo_runs_its_trials_and_writes_the_report(tmp_path, capsys):
     page = tmp_path / "report" / "index.html"
     assert page.is_file() and f"report: {page}" in out
     assert "2 trial(s): " in out
+    # the kernels were made ready before the first trial, and the console said so
+    assert "kernels loaded from cache in " in out or "compiling kernels ... done in " in out
+    assert out.index("kernels") < out.index("2 trial(s): ")
     logs = list(tmp_path.glob("trials-*/trials.sqlite"))
     assert len(logs) == 1
 
@@ -45,6 +48,9 @@ class _NoGraspCell:
 
     def pick_record(self):
         return next(self._records)
+
+    def warm_up(self):
+        return KernelWarmUp(0.5, 17, 0, 17)
 
 
 @pytest.mark.parametrize("error, shown", [

@@ -200,3 +200,30 @@ def test_a_database_grasps_panel_shows_beside_its_overlay_and_a_jaw_trial_is_dra
     assert page.count("db_grasp.png") == 1
     copied = cv2.imread(str(tmp_path / "report" / "overlays" / "2_db_grasp.png"))
     np.testing.assert_array_equal(copied, panel)
+
+
+def test_report_shows_the_warm_up_apart_from_the_cycles_and_counts_slow_cycles(tmp_path):
+    from onboard import KernelWarmUp
+
+    build_log(tmp_path / "log", planned_trials(), with_extras=False)
+    with TrialLog(tmp_path / "log") as log:
+        log.record_warm_up(KernelWarmUp(42.25, 17, 9, 8, at_s=time.time()))
+        # a first cycle that compiled the kernels: a search a thousand times the others
+        tid = log.begin(object_label="mug")
+        log.finish(TrialRecord(trial_id=tid, started_at_s=time.time(), score=0.5, width_m=0.08,
+                               outcome="success", success=True, outcome_source="simulator",
+                               stage_s={"capture": 0.03, "search": 40.0}))
+    page = write_report(tmp_path / "log", tmp_path / "out").read_text()
+    assert ("<p id=warm-up>warm-up: 42.25 s before the first cycle (9 kernel signature(s) "
+            "compiled); not counted in the stage latencies below.</p>") in page
+    # 40 searches of 4-8 ms and one of 40 s: one over 10x the median, none of the captures
+    assert "<tr data-stage='search'><td>search</td><td>41</td>" in page
+    assert re.search(r"<tr data-stage='search'>(<td>[^<]*</td>){4}<td>1</td></tr>", page)
+    assert re.search(r"<tr data-stage='capture'>(<td>[^<]*</td>){4}<td>0</td></tr>", page)
+    assert (tmp_path / "out" / "latency.png").stat().st_size > 5000
+
+
+def test_report_of_a_log_without_a_warm_up_says_so(tmp_path):
+    build_log(tmp_path / "log", planned_trials(), with_extras=False)
+    page = write_report(tmp_path / "log", tmp_path / "out").read_text()
+    assert "<p id=warm-up>warm-up: not recorded" in page

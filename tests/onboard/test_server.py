@@ -1059,6 +1059,9 @@ def test_serve_sim_listens_answers_status_and_stops_on_sigterm():
 
     p = _cli("--sim", "--port", "0", "--seed", "3")
     try:
+        line = p.stdout.readline()     # the kernels, made ready before it listens
+        assert re.fullmatch(r"(kernels loaded from cache|compiling kernels \.\.\. done) in "
+                            r"\d+\.\d s.*\n", line), line
         line = p.stdout.readline()     # blocks until listening (or exit)
         m = re.fullmatch(r"listening on (\S+):(\d+)\n", line)
         assert m, (line, p.stderr.read() if p.poll() is not None else "")
@@ -1095,6 +1098,8 @@ def test_the_served_simulated_cell_logs_its_trials_in_log_dir(tmp_path):
     with onboard.make_picking_service(sim=True, seed=1, log_dir=str(tmp_path / "t")) as cell:
         assert cell.config.log_dir == str(tmp_path / "t")
         assert (tmp_path / "t" / "trials.sqlite").is_file()
+        # its kernels were made ready before it is served, and the log keeps the warm-up
+        assert cell.kernel_warm_up is not None and cell.log.warm_ups() == [cell.kernel_warm_up]
 
 
 # --- a multi-finger hand on the simulated cell ----------------------------------------------------
@@ -1166,7 +1171,10 @@ def test_serve_sim_hand_finds_its_database_and_best_grasp_carries_the_preshape(
     p = _cli("--sim", "--hand", "three_finger", "--cache", str(cache), "--port", "0",
              "--seed", "0", "--log-dir", str(tmp_path / "log"))
     try:
+        ready = p.stdout.readline()    # how the kernels were made ready, before it listens
         line = p.stdout.readline()     # blocks until listening (or exit)
+        assert re.fullmatch(r"(compiling kernels \.\.\. done|kernels loaded from cache) in "
+                            r"\d+\.\d s.*\n", ready), ready
         m = re.fullmatch(r"listening on (\S+):(\d+)\n", line)
         assert m, (line, p.stderr.read() if p.poll() is not None else "")
         db, = cache.glob("demo-three_finger-*.sqlite")   # the one in --cache, reused

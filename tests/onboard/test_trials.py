@@ -198,6 +198,26 @@ def test_log_is_wal_and_versioned(tmp_path):
     con.close()
 
 
+def test_warm_ups_are_kept_beside_the_trials_and_a_log_without_them_reads_none(tmp_path):
+    from onboard import KernelWarmUp
+
+    with TrialLog(tmp_path) as log:
+        assert log.warm_ups() == []  # a log written before warm-ups were recorded
+        tid = log.begin()
+        first = KernelWarmUp(41.5, 17, 17, 0, at_s=100.0)
+        again = KernelWarmUp(0.8, 17, 0, 17, at_s=200.0)
+        log.record_warm_up(first)
+        log.record_warm_up(again)
+        assert log.warm_ups() == [first, again]
+    con = sqlite3.connect(tmp_path / "trials.sqlite")
+    # the trials and the schema version are as before: readers of version 1 read this log
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert con.execute("SELECT trial_id FROM trials").fetchall() == [(tid,)]
+    con.close()
+    with TrialLog(tmp_path) as log:
+        assert log.warm_ups() == [first, again]
+
+
 WRITER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {root!r})
