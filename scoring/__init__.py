@@ -2,6 +2,16 @@
 
 numpy and numba only; nothing of graspline is imported from here.
 """
+import os
+
+# Numba's OpenMP threads spin while they wait for the next parallel region. On a robot PC that
+# runs anything beside the loop (camera driver, controller), a spinning thread holds the core
+# another one needs: on this project's 2-core machine under load, one 3-object frame's
+# planning took 2.8 s with the default and 0.22 s with passive waiting (docs/figures.md,
+# "Planning latency"). Set before any parallel kernel runs (libgomp reads it when Numba first
+# loads it); a value the user set wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from ._checks import ROTATION_TOL, check_pose, check_positive, check_rotation
 from ._jit import jit_kernels
 from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseError,
