@@ -3,6 +3,7 @@ object's silhouette for a straight-down approach (Tan et al.'s image-space measu
 graspline's with the depth terms), at one or two fingertip depths past the object's top."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from drivers.camera import RGBDFrame
 from scoring import SearchParams, score_candidates, search_grasps
-from vision import ObjectMask, Silhouette, neighbours, silhouette, touching
+from vision import ObjectMask, Silhouette, neighbours, seen_width, silhouette, touching
 
 from .._types import GraspChoice
 from ._clock import StageClock
@@ -76,6 +77,11 @@ class ImageSearch:
         label = self._label(frame, mask)
         depth = sil.depth_view(mass_kg=s.masses_kg.get(label) if label else None,
                                density_kg_m3=s.density_kg_m3)
+        # the width compared with the stroke: the camera's readings, with their uncertainty
+        # (the silhouette's outline runs a few millimetres wide: vision.seen_width)
+        seen = seen_width(frame, mask, sil)
+        depth = dataclasses.replace(depth, width_m=seen.width_m,
+                                    width_uncertainty_m=seen.uncertainty_m)
         return {"measure": s.measure, "jaw": self.jaw, "depth": depth}
 
     # ------------------------------------------------------------ the source
