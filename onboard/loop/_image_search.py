@@ -42,10 +42,10 @@ class ImageSearch:
     def silhouette(self, frame: RGBDFrame, masks: list[ObjectMask], i: int,
                    insertion_m: float | None = None) -> Silhouette:
         """Object i's silhouette for a straight-down approach with the fingertips insertion_m
-        past its top (default scoring.insertion_depth_m), its neighbours as obstacles (and,
+        past its top (default: the first of insertions()), its neighbours as obstacles (and,
         with scoring.join_touching, those touching it in its mass and mass centre)."""
         s = self.config.scoring
-        depth_m = s.insertion_depth_m if insertion_m is None else insertion_m
+        depth_m = self.insertions()[0] if insertion_m is None else insertion_m
         others = neighbours(masks, i)
         attached = touching(masks, i) if s.join_touching else None
         plane = getattr(self._segmenter, "last_plane", None)
@@ -58,10 +58,12 @@ class ImageSearch:
 
     def insertions(self) -> list[float]:
         """The fingertip depths past an object's top that a search tries, metres: the
-        configured one, then the deeper one when it is deeper."""
-        s = self.config.scoring
-        return [s.insertion_depth_m] + ([s.deep_insertion_m]
-                                        if s.deep_insertion_m > s.insertion_depth_m else [])
+        configured one, then the deeper one when it is deeper; each at most the pads' length
+        (deeper, the object's part above the pads would meet the finger links, and the
+        silhouette would offer contacts there: a mustard bottle's shoulder over 20 mm pads)."""
+        s, pad = self.config.scoring, self.jaw.pad_length_m
+        first, deep = min(s.insertion_depth_m, pad), min(s.deep_insertion_m, pad)
+        return [first] + ([deep] if deep > first else [])
 
     def _label(self, frame: RGBDFrame, mask: ObjectMask) -> str | None:
         """The object's label: the segmenter's, else the ground truth's name, else None."""

@@ -81,3 +81,23 @@ def test_one_pad_friction_key_drives_both_the_simulated_jaw_and_the_scorer():
 def test_a_jaw_whose_lengths_do_not_fit_together_is_refused_naming_the_key(text, key):
     with pytest.raises(CellFileError, match=key.replace(".", r"\.")):
         parse_cell_file(text, "jaw.yaml")
+
+
+def test_the_pads_length_bounds_the_insertion_of_both_searches_on_a_bottle(tmp_path):
+    import dataclasses
+
+    config, _ = load_cell_file(JAWS / "short_pad.yaml")
+    # both searches asked deeper than the 20 mm pads: the part of the bottle above the pads
+    # (its narrow neck over the shoulder) would meet the finger links
+    config = msgspec.structs.replace(
+        config, log_dir=str(tmp_path), camera=CameraConfig(width_px=640, height_px=480),
+        scoring=msgspec.structs.replace(config.scoring, insertion_depth_m=0.03,
+                                        deep_insertion_m=0.05))
+    with PickingCell(config, config_hash(config)) as cell:
+        sim = cell.devices.truth
+        sim.use_settings(dataclasses.replace(sim.settings, builtin=("bottle",),
+                                             random_primitives=False, objects_per_table=(2, 2)))
+        recs = [cell.pick_record() for _ in range(3)]
+    depths = [r.features["insertion_m"] for r in recs if "insertion_m" in r.features]
+    assert depths, [(r.outcome, r.error) for r in recs]
+    assert max(depths) <= 0.020 + 1e-9, depths
