@@ -6,8 +6,11 @@ object's silhouette as the image search does (fingertips scoring.insertion_depth
 top, stopped above the table) and measures its narrowest width (scoring.narrowest_width_m:
 the minimum Feret diameter) against the truth: the minimum Feret diameter of the object's
 mesh cut at the same fingertip plane (its part above, projected along the approach). Prints,
-per kind, the median and p95 of the error (measured - true, mm) before and after the named
-edge bias is taken off (vision.MASK_EDGE_BIAS_PX camera pixels at the object's distance).
+per kind, the median and p95 of the error (measured - true, mm) of the silhouette's width
+(what the stroke was compared with before) and of the width from the camera's readings
+(vision.seen_width, what it is compared with now), and how often the truth lies within the
+latter's stated uncertainty. A mask over more than one object, or over a piece of one, is
+left out (a segmentation error, not a width error).
 
     .venv/bin/python -m benchmarks.bench_width --tables 30 [--ycb ../shared/data/ycb]
 """
@@ -112,6 +115,8 @@ def measure(tables: int, seed: int, ycb: str | None, image: tuple[int, int],
                 if ids.size < 0.8 * m.mask.sum() or np.unique(ids).size > 1:
                     continue
                 k = int(ids[0]) - 1
+                if ids.size < 0.8 * np.count_nonzero(frame.instance_ids == k + 1):
+                    continue  # a piece of the object (the segmenter cut it): not its width
                 obj, T = sim.world.objects[k], sim.world.T_world_object(k)
                 try:
                     sil = silhouette(frame, m, insertion_depth_m=INSERTION_M,
