@@ -549,9 +549,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(r.outcome == 'no_grasp' for r in recs)} no grasp, "
               f"{sum(r.outcome == 'error' for r in recs)} error | |")
         return 0
-    friction = cell_config(args.seed, out, None, args.cell, args.pad_friction)
+    from onboard import jaw_friction, sim_pad_friction
+
+    used = cell_config(args.seed, out, None, args.cell, args.pad_friction)
     print(f"# cell {args.cell or 'built-in (2F-85)'}, stroke {stroke_m * 1e3:.0f} mm, measure "
-          f"{args.measure}, pad friction {friction.sim.pad_friction or 1.0:g}, image {args.image}, "
+          f"{args.measure}, pad friction {sim_pad_friction(used):g} (the scorer's "
+          f"{jaw_friction(used):g}), image {args.image}, "
           f"seed {args.seed}, YCB {'on' if args.ycb else 'off'}, touching masks "
           f"{'not joined' if args.no_join_touching else 'joined'}, deep search "
           f"{'as the cell file' if args.deep_insertion is None else args.deep_insertion}\n")
