@@ -130,6 +130,7 @@ class Truth:
     stroke_m: float
     tables: dict[int, list[TableObject]] = field(default_factory=dict)
     grasped: list[tuple[int, int] | None] = field(default_factory=list)
+    unattributed: int = 0
 
 
 def _table_objects(sim) -> list[TableObject]:
@@ -149,18 +150,27 @@ def _table_objects(sim) -> list[TableObject]:
     return out
 
 
-def _note_truth(truth: Truth, sim, rec) -> None:
-    """Record the table a trial picked from (once, as laid) and the object its grasp was on."""
+def _positions(sim) -> tuple[int, np.ndarray]:
+    """(the table's number, (n, 2) x, y of its objects now, metres)."""
+    w = sim.world
+    return sim.tables, np.array([w.T_world_object(k)[:2, 3] for k in range(len(w.objects))])
+
+
+def _note_truth(truth: Truth, sim, rec, before: tuple[int, np.ndarray]) -> None:
+    """Record the table a trial picked from (once, as laid) and the object its grasp was on:
+    the one nearest the grasp among the objects where they were as the trial began (where
+    they were laid when the trial laid a new table), within ATTRIBUTION_M; None else."""
     table = sim.tables
     if table not in truth.tables:
         truth.tables[table] = _table_objects(sim)
+    where = before[1] if before[0] == table else np.array([o.xy for o in truth.tables[table]])
     hit = None
-    if rec.T_base_tcp is not None and truth.tables[table]:
-        xy = np.asarray(rec.T_base_tcp)[:2, 3]
-        d = [np.linalg.norm(xy - o.xy) for o in truth.tables[table]]
+    if rec.T_base_tcp is not None and len(where):
+        d = np.linalg.norm(where - np.asarray(rec.T_base_tcp)[:2, 3], axis=1)
         k = int(np.argmin(d))
-        hit = (table, k) if d[k] < SAME_OBJECT_M + 0.02 else None
+        hit = (table, k) if d[k] < ATTRIBUTION_M else None
     truth.grasped.append(hit)
+    truth.unattributed += rec.T_base_tcp is not None and hit is None
 
 
 def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path,
@@ -190,12 +200,13 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
             _thin_fingers(cell, finger_thickness_m)
         for _ in tqdm(range(n), desc=mode, unit="trial", file=sys.stderr):
+            before = _positions(cell.devices.truth) if truth is not None else None
             t0 = time.perf_counter()
             recs.append(cell.pick_record())
             walls.append(time.perf_counter() - t0)
             tables.append(cell.devices.truth.tables)  # the table laid for this trial
             if truth is not None:
-                _note_truth(truth, cell.devices.truth, recs[-1])
+                _note_truth(truth, cell.devices.truth, recs[-1], before)
             if checkpoint and len(walls) % checkpoint == 0:
                 print(f"| after {len(walls)} trials | RSS {rss_mib():.0f} MiB | longest cycle "
                       f"{max(walls):.2f} s | median {np.median(walls):.2f} s |", flush=True)
@@ -357,7 +368,8 @@ def objects_summary(recs, truth: Truth) -> dict:
     for (t, k), held in first.items():
         by_group.setdefault(group_of(truth.tables[t][k].name), []).append(held)
     return {"held": sum(first.values()), "tried": len(first), "holdable": len(holdable),
-            "wide": len(wide), "refused": len(wide - tried), "by_group": by_group}
+            "wide": len(wide), "refused": len(wide - tried), "by_group": by_group,
+            "unattributed": truth.unattributed}
 
 
 def objects_table(passes: dict[str, dict]) -> None:
@@ -375,6 +387,9 @@ def objects_table(passes: dict[str, dict]) -> None:
         print(f"| top grasp held, {g} | " + " | ".join(cells) + " |")
     cells = [f"{p['refused']} of {p['wide']}" for p in passes.values()]
     print("| objects wider than the stroke refused (never tried) | " + " | ".join(cells) + " |")
+    cells = [str(p["unattributed"]) for p in passes.values()]
+    print(f"| grasps on no object's centre within {ATTRIBUTION_M * 100:.0f} cm (left out) | "
+          + " | ".join(cells) + " |")
 
 
 def ablation_table(recs) -> None:
@@ -463,6 +478,7 @@ def dump(recs, path: Path, tables: list[int]) -> None:
 
 
 SAME_OBJECT_M = 0.04  # grasps on one table and kind this close are on the same object
+ATTRIBUTION_M = 0.06  # a grasp's TCP this close to an object's centre (x, y) is on it
 
 
 def first_attempts(recs, tables: list[int]) -> None:
