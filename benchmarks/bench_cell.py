@@ -114,23 +114,43 @@ def cell_config(seed: int, log_dir: Path, ycb: str | None, cell_file: str | None
 
 @dataclass
 class TableObject:
-    """An object of a laid table, from the simulator's truth: its name, where it was laid
-    (x, y, metres) and its narrowest true width seen from above (metres)."""
+    """An object of a laid table, from the simulator's truth: its name, its footprint as laid
+    (the convex hull of its mesh seen from above, (n, 2) x, y, metres) and its narrowest true
+    width seen from above (metres)."""
 
     name: str
-    xy: np.ndarray
+    footprint: np.ndarray
     width_m: float
 
 
 @dataclass
 class Truth:
     """What each table held (by table number) and, per trial, the (table, object index) its
-    grasp was on (None for no grasp or no object within SAME_OBJECT_M)."""
+    grasp was on (None for no grasp or no object within ATTRIBUTION_M); grasps that were on
+    no object."""
 
     stroke_m: float
     tables: dict[int, list[TableObject]] = field(default_factory=dict)
     grasped: list[tuple[int, int] | None] = field(default_factory=list)
     unattributed: int = 0
+
+
+def _footprint(obj, T: np.ndarray) -> np.ndarray:
+    """(n, 2) the convex hull, seen from above, of an object at pose T (x, y, metres)."""
+    from scipy.spatial import ConvexHull
+
+    xy = (obj.visual[0] @ T[:3, :3].T + T[:3, 3])[:, :2]
+    return xy[ConvexHull(xy).vertices]
+
+
+def _hull_distance(p: np.ndarray, hull: np.ndarray) -> float:
+    """Distance (metres) of point p (2,) from a convex polygon (n, 2, counter-clockwise), 0 inside."""
+    a, b = hull, np.roll(hull, -1, axis=0)
+    e = b - a
+    if np.all(e[:, 0] * (p[1] - a[:, 1]) - e[:, 1] * (p[0] - a[:, 0]) >= 0):
+        return 0.0
+    t = np.clip(((p - a) * e).sum(axis=1) / np.maximum((e * e).sum(axis=1), 1e-12), 0.0, 1.0)
+    return float(np.min(np.linalg.norm(a + t[:, None] * e - p, axis=1)))
 
 
 def _table_objects(sim) -> list[TableObject]:
@@ -146,27 +166,29 @@ def _table_objects(sim) -> list[TableObject]:
         T = np.eye(4)
         T[:3, :3] = quat_to_matrix(q[3:])
         T[:3, 3] = q[:3]
-        out.append(TableObject(obj.name, q[:2].copy(), true_width_m(obj, T, insertion_m=np.inf)))
+        out.append(TableObject(obj.name, _footprint(obj, T),
+                               true_width_m(obj, T, insertion_m=np.inf)))
     return out
 
 
-def _positions(sim) -> tuple[int, np.ndarray]:
-    """(the table's number, (n, 2) x, y of its objects now, metres)."""
+def _footprints_now(sim) -> tuple[int, list[np.ndarray]]:
+    """(the table's number, its objects' footprints where they stand now)."""
     w = sim.world
-    return sim.tables, np.array([w.T_world_object(k)[:2, 3] for k in range(len(w.objects))])
+    return sim.tables, [_footprint(obj, w.T_world_object(k)) for k, obj in enumerate(w.objects)]
 
 
-def _note_truth(truth: Truth, sim, rec, before: tuple[int, np.ndarray]) -> None:
+def _note_truth(truth: Truth, sim, rec, before: tuple[int, list[np.ndarray]]) -> None:
     """Record the table a trial picked from (once, as laid) and the object its grasp was on:
-    the one nearest the grasp among the objects where they were as the trial began (where
-    they were laid when the trial laid a new table), within ATTRIBUTION_M; None else."""
+    the one whose footprint, where the objects stood as the trial began (as laid when the
+    trial laid a new table), is nearest the grasp's TCP, within ATTRIBUTION_M; None else."""
     table = sim.tables
     if table not in truth.tables:
         truth.tables[table] = _table_objects(sim)
-    where = before[1] if before[0] == table else np.array([o.xy for o in truth.tables[table]])
+    where = before[1] if before[0] == table else [o.footprint for o in truth.tables[table]]
     hit = None
-    if rec.T_base_tcp is not None and len(where):
-        d = np.linalg.norm(where - np.asarray(rec.T_base_tcp)[:2, 3], axis=1)
+    if rec.T_base_tcp is not None and where:
+        xy = np.asarray(rec.T_base_tcp)[:2, 3]
+        d = [_hull_distance(xy, f) for f in where]
         k = int(np.argmin(d))
         hit = (table, k) if d[k] < ATTRIBUTION_M else None
     truth.grasped.append(hit)
@@ -200,7 +222,7 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
             _thin_fingers(cell, finger_thickness_m)
         for _ in tqdm(range(n), desc=mode, unit="trial", file=sys.stderr):
-            before = _positions(cell.devices.truth) if truth is not None else None
+            before = _footprints_now(cell.devices.truth) if truth is not None else None
             t0 = time.perf_counter()
             recs.append(cell.pick_record())
             walls.append(time.perf_counter() - t0)
@@ -388,7 +410,7 @@ def objects_table(passes: dict[str, dict]) -> None:
     cells = [f"{p['refused']} of {p['wide']}" for p in passes.values()]
     print("| objects wider than the stroke refused (never tried) | " + " | ".join(cells) + " |")
     cells = [str(p["unattributed"]) for p in passes.values()]
-    print(f"| grasps on no object's centre within {ATTRIBUTION_M * 100:.0f} cm (left out) | "
+    print(f"| grasps on no object's footprint (within {ATTRIBUTION_M * 1e3:.0f} mm; left out) | "
           + " | ".join(cells) + " |")
 
 
@@ -478,7 +500,7 @@ def dump(recs, path: Path, tables: list[int]) -> None:
 
 
 SAME_OBJECT_M = 0.04  # grasps on one table and kind this close are on the same object
-ATTRIBUTION_M = 0.06  # a grasp's TCP this close to an object's centre (x, y) is on it
+ATTRIBUTION_M = 0.01  # a grasp's TCP this close to an object's footprint (x, y) is on it
 
 
 def first_attempts(recs, tables: list[int]) -> None:
