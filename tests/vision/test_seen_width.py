@@ -1,6 +1,7 @@
 """The width compared with the stroke: measured from the simulated D400's readings (the mask
 edge's filled holes and the drawing's bias taken off), with its uncertainty, so that a box
 just under the jaw's stroke is attempted and one clearly wider is refused, naming its width."""
+import dataclasses
 import math
 
 import numpy as np
@@ -52,8 +53,6 @@ def _search(frame, masks, seg):
     sil = silhouette(frame, masks[0], insertion_depth_m=0.02, metres_per_px=0.001,
                      margin_m=0.07, support=seg.last_plane, clearance_m=0.005)
     seen = seen_width(frame, masks[0], sil)
-    import dataclasses
-
     view = dataclasses.replace(sil.depth_view(), width_m=seen.width_m,
                                width_uncertainty_m=seen.uncertainty_m)
     found = search_grasps(sil.image, sil.gripper_projection(0.022, STROKE_M, 15),
