@@ -11,9 +11,20 @@ median and p99, with the render time of the same frames as the in-run reference;
 per minute. ``--soak N`` instead runs N best-policy trials and reports resident memory at
 the start and the end and the longest cycle.
 
+Beside the loop's score, Tan et al.'s measure alone is rescored on the same graded trials
+(its logged ``tan_score``): AUC with the same clustered interval, per group, success per
+level. ``--compare tan2024`` runs a second best-policy pass with Tan's measure alone on the
+same seed, and both passes print the top grasp per object over the objects the jaw can hold
+(narrowest true width, from above, within the stroke) and how many objects wider than the
+stroke each refused (never tried), from the simulator's truth. ``--cell FILE`` runs the cell
+that cell file describes (a jaw under benchmarks/jaws/), ``--pad-friction`` overriding its
+pads' friction (both keys).
+
 Run from the repository root:
 
     .venv/bin/python -m benchmarks.bench_cell --trials 300 --best 60 [--ycb ../shared/data/ycb]
+    .venv/bin/python -m benchmarks.bench_cell --cell benchmarks/jaws/short_pad.yaml \
+        --pad-friction 0.5 --trials 300 --best 60 --compare tan2024
     .venv/bin/python -m benchmarks.bench_cell --soak 1000 --image 320x240
 """
 from __future__ import annotations
@@ -24,6 +35,7 @@ import resource
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -77,19 +89,127 @@ def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cell_config(seed: int, log_dir: Path, ycb: str | None, cell_file: str | None,
+                pad_friction: float | None):
+    """The cell file a run uses: the built-in simulated cell, or ``cell_file`` with the run's
+    seed, log folder and YCB folder (when given); pad_friction, when given, replaces both pad
+    friction keys (the simulated pads' and the scorer's)."""
+    import msgspec
+
+    from onboard import load_cell_file, sim_cell_file
+
+    if cell_file is None:
+        return sim_cell_file(seed=seed, log_dir=str(log_dir), ycb_dir=ycb,
+                             pad_friction=1.0 if pad_friction is None else pad_friction)
+    config, _ = load_cell_file(cell_file)
+    rep = msgspec.structs.replace
+    sim = rep(config.sim, seed=seed, ycb_dir=ycb or config.sim.ycb_dir)
+    gripper = config.gripper
+    if pad_friction is not None:
+        sim = rep(sim, pad_friction=pad_friction)
+        gripper = rep(gripper, pad_friction=pad_friction)
+    return rep(config, log_dir=str(log_dir), sim=sim, gripper=gripper,
+               scoring=rep(config.scoring, seed=seed))
+
+
+@dataclass
+class TableObject:
+    """An object of a laid table, from the simulator's truth: its name, its footprint as laid
+    (the convex hull of its mesh seen from above, (n, 2) x, y, metres) and its narrowest true
+    width seen from above (metres)."""
+
+    name: str
+    footprint: np.ndarray
+    width_m: float
+
+
+@dataclass
+class Truth:
+    """What each table held (by table number) and, per trial, the (table, object index) its
+    grasp was on (None for no grasp or no object within ATTRIBUTION_M); grasps that were on
+    no object."""
+
+    stroke_m: float
+    tables: dict[int, list[TableObject]] = field(default_factory=dict)
+    grasped: list[tuple[int, int] | None] = field(default_factory=list)
+    unattributed: int = 0
+
+
+def _footprint(obj, T: np.ndarray) -> np.ndarray:
+    """(n, 2) the convex hull, seen from above, of an object at pose T (x, y, metres)."""
+    from scipy.spatial import ConvexHull
+
+    xy = (obj.visual[0] @ T[:3, :3].T + T[:3, 3])[:, :2]
+    return xy[ConvexHull(xy).vertices]
+
+
+def _hull_distance(p: np.ndarray, hull: np.ndarray) -> float:
+    """Distance (metres) of point p (2,) from a convex polygon (n, 2, counter-clockwise), 0 inside."""
+    a, b = hull, np.roll(hull, -1, axis=0)
+    e = b - a
+    if np.all(e[:, 0] * (p[1] - a[:, 1]) - e[:, 1] * (p[0] - a[:, 0]) >= 0):
+        return 0.0
+    t = np.clip(((p - a) * e).sum(axis=1) / np.maximum((e * e).sum(axis=1), 1e-12), 0.0, 1.0)
+    return float(np.min(np.linalg.norm(a + t[:, None] * e - p, axis=1)))
+
+
+def _table_objects(sim) -> list[TableObject]:
+    """The objects of the simulated cell's current table as laid (the model's initial poses)."""
+    from geometry import quat_to_matrix
+
+    from benchmarks.bench_width import true_width_m
+
+    w = sim.world
+    out = []
+    for k, obj in enumerate(w.objects):
+        q = w.model.qpos0[w.object_qposadr[k]:w.object_qposadr[k] + 7]
+        T = np.eye(4)
+        T[:3, :3] = quat_to_matrix(q[3:])
+        T[:3, 3] = q[:3]
+        out.append(TableObject(obj.name, _footprint(obj, T),
+                               true_width_m(obj, T, insertion_m=np.inf)))
+    return out
+
+
+def _footprints_now(sim) -> tuple[int, list[np.ndarray]]:
+    """(the table's number, its objects' footprints where they stand now)."""
+    w = sim.world
+    return sim.tables, [_footprint(obj, w.T_world_object(k)) for k, obj in enumerate(w.objects)]
+
+
+def _note_truth(truth: Truth, sim, rec, before: tuple[int, list[np.ndarray]]) -> None:
+    """Record the table a trial picked from (once, as laid) and the object its grasp was on:
+    the one whose footprint, where the objects stood as the trial began (as laid when the
+    trial laid a new table), is nearest the grasp's TCP, within ATTRIBUTION_M; None else."""
+    table = sim.tables
+    if table not in truth.tables:
+        truth.tables[table] = _table_objects(sim)
+    where = before[1] if before[0] == table else [o.footprint for o in truth.tables[table]]
+    hit = None
+    if rec.T_base_tcp is not None and where:
+        xy = np.asarray(rec.T_base_tcp)[:2, 3]
+        d = [_hull_distance(xy, f) for f in where]
+        k = int(np.argmin(d))
+        hit = (table, k) if d[k] < ATTRIBUTION_M else None
+    truth.grasped.append(hit)
+    truth.unattributed += rec.T_base_tcp is not None and hit is None
+
+
 def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], log_dir: Path,
         checkpoint: int = 0, finger_thickness_m: float | None = None,
-        measure: str = "graspline", pad_friction: float = 1.0, join_touching: bool = True,
-        deep_insertion_m: float | None = None):
+        measure: str = "graspline", pad_friction: float | None = None, join_touching: bool = True,
+        deep_insertion_m: float | None = None, cell_file: str | None = None,
+        truth: Truth | None = None):
     """n trials on a fresh simulated cell; (records, wall seconds per trial, the number of the
     table each trial picked from). checkpoint > 0:
-    print resident memory and the longest cycle so far every that many trials."""
+    print resident memory and the longest cycle so far every that many trials. truth: filled
+    with the tables' objects and the object each grasp was on."""
     import msgspec
     from tqdm import tqdm
 
-    from onboard import CameraConfig, PickingCell, config_hash, sim_cell_file
+    from onboard import CameraConfig, PickingCell, config_hash
 
-    config = sim_cell_file(seed=seed, log_dir=str(log_dir), ycb_dir=ycb, pad_friction=pad_friction)
+    config = cell_config(seed, log_dir, ycb, cell_file, pad_friction)
     config = msgspec.structs.replace(
         config, camera=CameraConfig(width_px=image[0], height_px=image[1]),
         scoring=msgspec.structs.replace(config.scoring, measure=measure,
@@ -102,10 +222,13 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
             _thin_fingers(cell, finger_thickness_m)
         for _ in tqdm(range(n), desc=mode, unit="trial", file=sys.stderr):
+            before = _footprints_now(cell.devices.truth) if truth is not None else None
             t0 = time.perf_counter()
             recs.append(cell.pick_record())
             walls.append(time.perf_counter() - t0)
             tables.append(cell.devices.truth.tables)  # the table laid for this trial
+            if truth is not None:
+                _note_truth(truth, cell.devices.truth, recs[-1], before)
             if checkpoint and len(walls) % checkpoint == 0:
                 print(f"| after {len(walls)} trials | RSS {rss_mib():.0f} MiB | longest cycle "
                       f"{max(walls):.2f} s | median {np.median(walls):.2f} s |", flush=True)
@@ -215,6 +338,82 @@ def group_table(recs) -> None:
               f"{(f'{ok[top].mean():.0%} of {top.sum()}' if top.any() else '-')} |")
 
 
+def tan_beside(recs) -> None:
+    """Tan's measure alone rescored on the same graded trials (its logged tan_score) beside
+    the loop's score: AUC with the interval clustered by object kind, per group, and
+    success per score level of each."""
+    graded = [r for r in recs if r.success is not None and r.score is not None]
+    if not graded:
+        return
+    ok = np.array([bool(r.success) for r in graded])
+    kinds = np.array([kind_of(r.object_label) for r in graded])
+    groups = np.array([group_of(r.object_label) for r in graded])
+    loop = np.array([r.score for r in graded])
+    tan = np.array([r.features.get("tan_score", r.score) for r in graded])
+    print(f"\n| the same {len(graded)} graded trials | the loop's score | Tan's measure alone "
+          f"(rescored) |")
+    print("|---|---|---|")
+    cells = []
+    for s in (loop, tan):
+        lo, hi = clustered_bootstrap(s, ok, kinds)
+        cells.append(f"{auc(s, ok):.3f} [{lo:.3f}, {hi:.3f}]")
+    print(f"| AUC [95 % interval by kind] | {cells[0]} | {cells[1]} |")
+    for g in sorted(set(groups)):
+        m = groups == g
+        print(f"| AUC, {g} ({m.sum()} trials) | {auc(loop[m], ok[m]):.3f} | "
+              f"{auc(tan[m], ok[m]):.3f} |")
+    for lo, hi in zip(LEVEL_EDGES[:-1], LEVEL_EDGES[1:]):
+        row = []
+        for s in (loop, tan):
+            sel = (s >= lo) & (s < hi)
+            row.append(f"{ok[sel].mean():.0%} of {sel.sum()}" if sel.any() else "-")
+        print(f"| success at {lo:.1f}-{min(hi, 1.0):.1f} | {row[0]} | {row[1]} |")
+
+
+def objects_summary(recs, truth: Truth) -> dict:
+    """From the simulator's truth: the top grasp per object (the first grasp on each object
+    the jaw can hold: narrowest true width within the stroke), and the objects wider than
+    the stroke that were never tried (refused), counted over the tables the pass saw."""
+    holdable, wide = set(), set()
+    for t, objs in truth.tables.items():
+        for k, o in enumerate(objs):
+            (holdable if o.width_m <= truth.stroke_m else wide).add((t, k))
+    first: dict[tuple[int, int], bool] = {}
+    tried = set()
+    for r, hit in zip(recs, truth.grasped):
+        if hit is None or r.success is None:
+            continue
+        tried.add(hit)
+        if hit in holdable and hit not in first:
+            first[hit] = bool(r.success)
+    by_group: dict[str, list[bool]] = {}
+    for (t, k), held in first.items():
+        by_group.setdefault(group_of(truth.tables[t][k].name), []).append(held)
+    return {"held": sum(first.values()), "tried": len(first), "holdable": len(holdable),
+            "wide": len(wide), "refused": len(wide - tried), "by_group": by_group,
+            "unattributed": truth.unattributed}
+
+
+def objects_table(passes: dict[str, dict]) -> None:
+    """The top grasp per object and the refusals of each best-policy pass, side by side."""
+    names = list(passes)
+    print("\n| best-grasp policy, from the simulator's truth | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    cells = [f"{p['held'] / max(p['tried'], 1):.1%} ({p['held']} of {p['tried']} tried; "
+             f"{p['holdable']} holdable seen)" for p in passes.values()]
+    print("| top grasp held, objects the jaw can hold | " + " | ".join(cells) + " |")
+    groups = sorted({g for p in passes.values() for g in p["by_group"]})
+    for g in groups:
+        cells = [(f"{sum(p['by_group'][g])}/{len(p['by_group'][g])}" if g in p["by_group"]
+                  else "-") for p in passes.values()]
+        print(f"| top grasp held, {g} | " + " | ".join(cells) + " |")
+    cells = [f"{p['refused']} of {p['wide']}" for p in passes.values()]
+    print("| objects wider than the stroke refused (never tried) | " + " | ".join(cells) + " |")
+    cells = [str(p["unattributed"]) for p in passes.values()]
+    print(f"| grasps on no object's footprint (within {ATTRIBUTION_M * 1e3:.0f} mm; left out) | "
+          + " | ".join(cells) + " |")
+
+
 def ablation_table(recs) -> None:
     """AUC and top-level success of each ablation row on the same graded trials."""
     graded = [r for r in recs if r.success is not None and "tan_score" in r.features]
@@ -301,6 +500,7 @@ def dump(recs, path: Path, tables: list[int]) -> None:
 
 
 SAME_OBJECT_M = 0.04  # grasps on one table and kind this close are on the same object
+ATTRIBUTION_M = 0.01  # a grasp's TCP this close to an object's footprint (x, y) is on it
 
 
 def first_attempts(recs, tables: list[int]) -> None:
@@ -352,7 +552,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--finger-thickness", type=float, default=None,
                    help="experiment: the jaw's finger bodies this thick (m; default 0.01)")
     p.add_argument("--measure", default="graspline", help="graspline (default) or tan2024")
-    p.add_argument("--pad-friction", type=float, default=1.0, help="pad friction (0.5: taped)")
+    p.add_argument("--cell", default=None, metavar="FILE",
+                   help="run the cell this cell file describes (benchmarks/jaws/*.yaml)")
+    p.add_argument("--compare", default=None, choices=("tan2024",),
+                   help="a second best-policy pass with this measure, on the same seed")
+    p.add_argument("--pad-friction", type=float, default=None,
+                   help="pad friction, both keys (0.5: taped; default the cell file's, 1.0)")
     p.add_argument("--no-join-touching", action="store_true",
                    help="the torque term sees the target mask alone (scoring.join_touching off)")
     p.add_argument("--deep-insertion", type=float, default=None,
@@ -365,7 +570,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_cell-"))
     out.mkdir(parents=True, exist_ok=True)
     kw = dict(measure=args.measure, pad_friction=args.pad_friction,
-              join_touching=not args.no_join_touching, deep_insertion_m=args.deep_insertion)
+              join_touching=not args.no_join_touching, deep_insertion_m=args.deep_insertion,
+              cell_file=args.cell)
+    stroke_m = cell_config(args.seed, out, None, args.cell, None).gripper.open_width_m
     if args.soak:
         rss0 = rss_mib()
         print(f"| soak start | RSS {rss0:.0f} MiB | | |", flush=True)
@@ -380,7 +587,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(r.outcome == 'no_grasp' for r in recs)} no grasp, "
               f"{sum(r.outcome == 'error' for r in recs)} error | |")
         return 0
-    print(f"# measure {args.measure}, pad friction {args.pad_friction:g}, image {args.image}, "
+    from onboard import jaw_friction, sim_pad_friction
+
+    used = cell_config(args.seed, out, None, args.cell, args.pad_friction)
+    print(f"# cell {args.cell or 'built-in (2F-85)'}, stroke {stroke_m * 1e3:.0f} mm, measure "
+          f"{args.measure}, pad friction {sim_pad_friction(used):g} (the scorer's "
+          f"{jaw_friction(used):g}), image {args.image}, "
           f"seed {args.seed}, YCB {'on' if args.ycb else 'off'}, touching masks "
           f"{'not joined' if args.no_join_touching else 'joined'}, deep search "
           f"{'as the cell file' if args.deep_insertion is None else args.deep_insertion}\n")
@@ -393,11 +605,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"({shown} failures at score >= 0.6 drawn in {out / 'failures_validate.png'})\n")
         level_table(recs)
         group_table(recs)
+        tan_beside(recs)
         ablation_table(recs)
         latency_table(recs, walls)
     if args.best:
+        btruth = Truth(stroke_m)
         brecs, bwalls, btables = run(args.best, "best", args.seed + 1, args.ycb, image,
-                                     out / "best", **kw)
+                                     out / "best", truth=btruth, **kw)
         dump(brecs, out / "best.jsonl", btables)
         graded = [r for r in brecs if r.success is not None]
         nog = sum(r.outcome == "no_grasp" for r in brecs)
@@ -409,6 +623,19 @@ def main(argv: list[str] | None = None) -> int:
         group_table(brecs)
         level_table(brecs)
         latency_table(brecs, bwalls)
+        passes = {f"the loop's score ({args.measure})": objects_summary(brecs, btruth)}
+        if args.compare:
+            ctruth = Truth(stroke_m)
+            crecs, _, ctables = run(args.best, "best", args.seed + 1, args.ycb, image,
+                                    out / f"best_{args.compare}", truth=ctruth,
+                                    **{**kw, "measure": args.compare})
+            dump(crecs, out / f"best_{args.compare}.jsonl", ctables)
+            print(f"\n## best-grasp policy with {args.compare} alone: {args.best} trials, same "
+                  f"seed\n")
+            no_grasp_reasons(crecs)
+            first_attempts(crecs, ctables)
+            passes[f"{args.compare} alone"] = objects_summary(crecs, ctruth)
+        objects_table(passes)
     print(f"\ntrial logs under {out} (graspline trials report DIR --out REPORT)")
     return 0
 

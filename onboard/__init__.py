@@ -2,8 +2,8 @@
 log and the validation report (see docs/design.md)."""
 from ._cell import PickingCell, make_picking_service, open_picking_cell
 from ._cellfile import (CameraConfig, CellConfig, CellFileError, DatabaseConfig, GripperConfig,
-                        SegmenterConfig, SimConfig, config_hash, load_cell_file, parse_cell_file,
-                        sim_cell_file)
+                        SegmenterConfig, SimConfig, config_hash, jaw_friction, load_cell_file,
+                        parse_cell_file, sim_cell_file, sim_pad_friction)
 from ._devices import CellSetupError
 from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
 from ._report import roc_auc, wilson_interval, write_report
@@ -21,7 +21,9 @@ __all__ = [
     "SegmenterConfig",
     "SimConfig",
     "config_hash",
+    "jaw_friction",
     "sim_cell_file",
+    "sim_pad_friction",
     "EndpointServer",
     "ENDPOINT_COMMANDS",
     "MAX_LINE_BYTES",

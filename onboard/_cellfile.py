@@ -56,9 +56,11 @@ class GripperConfig(_Strict):
     Geometry of the fingers as the scorer sees it (metres): finger_width_m across the closing
     direction, open_width_m between the pads, pad_length_m along the approach, tcp_to_tip_m
     from the TCP to the fingertips along the approach, finger_thickness_m from a pad's face to
-    its finger's back along the closing direction, finger_length_m from the fingertips to the
-    palm along the approach; force_n per pad and the pads' friction coefficient (the depth
-    terms of the score use both)."""
+    its finger's back along the closing direction (pad and finger body), pad_thickness_m the
+    pad's part of it, finger_length_m from the fingertips to the palm along the approach;
+    force_n per pad and the pads' friction coefficient (the depth terms of the score use
+    both). pad_friction None: sim.pad_friction on the simulated jaw, else 1.0 (jaw_friction).
+    On the simulated jaw ("sim_jaw") every one of these keys builds the jaw itself."""
 
     model: str = "sim_jaw"
     port: str = "sim"
@@ -66,10 +68,11 @@ class GripperConfig(_Strict):
     open_width_m: float = 0.085
     pad_length_m: float = 0.035
     finger_thickness_m: float = 0.014
+    pad_thickness_m: float = 0.004
     tcp_to_tip_m: float = 0.0175
     finger_length_m: float = 0.06
     force_n: float = 40.0
-    pad_friction: float = 1.0
+    pad_friction: float | None = None
     speed_mps: float = 0.1
     timeout_s: float = 5.0
 
@@ -157,7 +160,9 @@ class SimConfig(_Strict):
 
     objects_per_table: list[int] = msgspec.field(default_factory=lambda: [3, 5])
     ycb_dir: str | None = None
-    pad_friction: float = 1.0
+    # the simulated pads' friction (1.0 rubber, 0.5 taped); None: gripper.pad_friction, else
+    # 1.0. One of the two keys drives both the simulated jaw and the scorer (sim_pad_friction)
+    pad_friction: float | None = None
     depth_noise: bool = True
     gripper_mjcf: str | None = None   # e.g. Menagerie's robotiq_2f85/2f85.xml; None: the built-in jaw
     seed: int = 0
@@ -192,7 +197,7 @@ _POSITIVE = {
     "scoring.metres_per_px", "scoring.n_lines", "scoring.top_k", "sim.pad_friction",
     "gripper.pad_friction", "scoring.density_kg_m3",
 }
-_NON_NEGATIVE = {"gripper.tcp_to_tip_m", "gripper.finger_thickness_m", "arm.pregrasp_m", "arm.lift_m", "arm.hold_s",
+_NON_NEGATIVE = {"gripper.tcp_to_tip_m", "gripper.finger_thickness_m", "gripper.pad_thickness_m", "arm.pregrasp_m", "arm.lift_m", "arm.hold_s",
                  "scoring.insertion_depth_m", "scoring.deep_insertion_m", "scoring.clearance_m", "scoring.min_score",
                  "camera.retries"}
 
@@ -308,12 +313,15 @@ def _check_values(config: CellConfig, source: str) -> None:
                             f"version {CELL_FILE_VERSION}, got {config.version!r}")
     for key in _POSITIVE:
         v = _get(config, key)
+        if v is None and key.endswith("pad_friction"):
+            continue  # taken from the other pad_friction key (jaw_friction)
         if not (math.isfinite(v) and v > 0):
             raise CellFileError(f"{source}: key {key!r} must be > 0, got {v!r}")
     for key in _NON_NEGATIVE:
         v = _get(config, key)
         if not (math.isfinite(v) and v >= 0):
             raise CellFileError(f"{source}: key {key!r} must be >= 0, got {v!r}")
+    _check_jaw(config.gripper, source)
     if not config.scoring.min_score <= 1.0:
         raise CellFileError(f"{source}: key 'scoring.min_score' must be in [0, 1], "
                             f"got {config.scoring.min_score!r}")
@@ -349,6 +357,42 @@ def _check_values(config: CellConfig, source: str) -> None:
     if config.camera.kind == "recording" and not config.camera.recording:
         raise CellFileError(f"{source}: key 'camera.recording' must name a .db3 file when "
                             f"camera.kind is 'recording'")
+
+
+def _check_jaw(g: GripperConfig, source: str) -> None:
+    """The jaw's lengths against each other; CellFileError naming the keys and values."""
+    if g.pad_length_m > g.finger_length_m:
+        raise CellFileError(f"{source}: key 'gripper.pad_length_m' ({g.pad_length_m!r}) must not "
+                            f"exceed gripper.finger_length_m ({g.finger_length_m!r})")
+    if g.tcp_to_tip_m > g.finger_length_m:
+        raise CellFileError(f"{source}: key 'gripper.tcp_to_tip_m' ({g.tcp_to_tip_m!r}) must not "
+                            f"exceed gripper.finger_length_m ({g.finger_length_m!r})")
+    # the simulated jaw builds a finger body behind the pad: it must have some thickness
+    thin = g.finger_thickness_m <= g.pad_thickness_m if g.model == "sim_jaw" \
+        else g.finger_thickness_m < g.pad_thickness_m
+    if thin:
+        raise CellFileError(f"{source}: key 'gripper.finger_thickness_m' ({g.finger_thickness_m!r},"
+                            f" pad face to finger back) must exceed gripper.pad_thickness_m "
+                            f"({g.pad_thickness_m!r})")
+
+
+def jaw_friction(config: CellConfig) -> float:
+    """The pads' friction coefficient the scorer assumes: gripper.pad_friction, else (on the
+    simulated jaw) sim.pad_friction, else 1.0."""
+    g, s = config.gripper, config.sim
+    if g.pad_friction is not None:
+        return g.pad_friction
+    if g.model == "sim_jaw" and s.pad_friction is not None:
+        return s.pad_friction
+    return 1.0
+
+
+def sim_pad_friction(config: CellConfig) -> float:
+    """The simulated jaw's pad friction: sim.pad_friction, else gripper.pad_friction, else 1.0."""
+    for v in (config.sim.pad_friction, config.gripper.pad_friction):
+        if v is not None:
+            return v
+    return 1.0
 
 
 def _check_database(db: DatabaseConfig, source: str) -> None:

@@ -17,7 +17,7 @@ from drivers.gripper import Gripper, GripperError, open_gripper
 from drivers.hand import Hand
 from vision import Segmenter, make_segmenter
 
-from ._cellfile import CellConfig
+from ._cellfile import CellConfig, sim_pad_friction
 
 SIM_CELL_MODULE = "offline_sim.cell"
 
@@ -61,10 +61,17 @@ def _sim_cell(config: CellConfig):
                              f"'graspline[sim]' ({exc})") from exc
     g, s = config.gripper, config.sim
     try:
+        # every key of the gripper section builds the simulated jaw (finger_thickness_m is
+        # pad and body together in the cell file, the body alone in the jaw's model)
         settings = mod.SimCellSettings(
             objects_per_table=tuple(s.objects_per_table), ycb_dir=s.ycb_dir,
             finger_width_m=g.finger_width_m, open_width_m=g.open_width_m,
-            pad_friction=s.pad_friction, depth_noise=s.depth_noise, gripper_mjcf=s.gripper_mjcf,
+            finger_length_m=g.finger_length_m, pad_length_m=g.pad_length_m,
+            pad_thickness_m=g.pad_thickness_m,
+            finger_thickness_m=g.finger_thickness_m - g.pad_thickness_m,
+            tcp_to_tip_m=g.tcp_to_tip_m,
+            pad_friction=sim_pad_friction(config), depth_noise=s.depth_noise,
+            gripper_mjcf=s.gripper_mjcf,
             image_width_px=config.camera.width_px, image_height_px=config.camera.height_px,
             hand=s.hand)
         return mod.SimCell(settings, seed=s.seed)

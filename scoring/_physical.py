@@ -106,6 +106,9 @@ class DepthView:
     mass_kg : the target's mass (known, or volume x density), NaN if unknown.
     footprint : (H, W) bool, the whole target seen along the approach (below the fingertips
         too), or None; gives the undercut under a contact, hence its tilt.
+    width_m, width_uncertainty_m : the target's narrowest width as the camera measured it and
+        the bound of that measurement's error, metres (vision.seen_width); NaN: the width is
+        the target mask's (narrowest_width_m), taken as exact.
     """
 
     height_m: np.ndarray
@@ -113,6 +116,8 @@ class DepthView:
     centre_of_mass_px: tuple[float, float] | None = None
     mass_kg: float = math.nan
     footprint: np.ndarray | None = None
+    width_m: float = math.nan
+    width_uncertainty_m: float = math.nan
 
     def __post_init__(self) -> None:
         h = np.asarray(self.height_m)
@@ -333,11 +338,21 @@ def narrowest_width_m(target: np.ndarray, metres_per_px: float, n_angles: int = 
 
 def why_not_holdable(target: np.ndarray, jaw: JawLimits, view: DepthView) -> str:
     """Why the jaw cannot hold this target at all ("" if it may): wider than the stroke
-    every way, or heavier than the pads' friction can lift."""
-    width = narrowest_width_m(target, view.metres_per_px)
-    if width > jaw.stroke_m:
-        return (f"the object is {width * 1e3:.0f} mm across at its narrowest, wider than the "
-                f"jaw's {jaw.stroke_m * 1e3:.0f} mm stroke")
+    every way by more than the width's measurement uncertainty (view.width_m and
+    view.width_uncertainty_m where measured; else the target mask's width, taken as exact),
+    or heavier than the pads' friction can lift."""
+    if math.isfinite(view.width_m):
+        width = view.width_m
+        unc = view.width_uncertainty_m if math.isfinite(view.width_uncertainty_m) else 0.0
+        if width - unc > jaw.stroke_m:
+            return (f"the object is {width * 1e3:.0f} ± {unc * 1e3:.0f} mm across at its "
+                    f"narrowest as seen, wider than the jaw's {jaw.stroke_m * 1e3:.0f} mm "
+                    f"stroke by more than that uncertainty")
+    else:
+        width = narrowest_width_m(target, view.metres_per_px)
+        if width > jaw.stroke_m:
+            return (f"the object is {width * 1e3:.0f} mm across at its narrowest, wider than "
+                    f"the jaw's {jaw.stroke_m * 1e3:.0f} mm stroke")
     load = 2.0 * jaw.friction * jaw.force_n
     if math.isfinite(view.mass_kg) and view.mass_kg * G > load:
         return (f"the object weighs about {view.mass_kg:.2f} kg ({view.mass_kg * G:.0f} N), more "

@@ -20,6 +20,7 @@ from ._registry import BACKENDS, make_segmenter, segmenter_class
 from ._silhouette import neighbours, silhouette, touching
 from ._tabletop import TabletopSegmenter, fit_support_plane
 from ._types import ObjectMask, Silhouette, SupportPlane
+from ._width import WIDTH_UNCERTAINTY_PX, SeenWidth, seen_width
 
 # Learned backends resolve on first access (PEP 562), so naming them imports torch then.
 _LAZY = {"MaskRCNNSegmenter": "maskrcnn", "Detectron2Segmenter": "detectron2"}
@@ -41,9 +42,11 @@ __all__ = [
     "Segmenter",
     "Silhouette",
     "SYMMETRY_STEP_DEG",
+    "SeenWidth",
     "SupportPlane",
     "TabletopSegmenter",
     "VisionError",
+    "WIDTH_UNCERTAINTY_PX",
     "WeightsError",
     "WeightsNotFound",
     "build_maskrcnn",
@@ -57,6 +60,7 @@ __all__ = [
     "prepare_models",
     "recognise",
     "register_points",
+    "seen_width",
     "segmenter_class",
     "silhouette",
     "touching",

@@ -42,7 +42,9 @@ class SimCellSettings:
     draw from; random_primitives : also random boxes, plates, bars and cylinders (True: every
     kind of PRIMITIVE_KINDS, or a tuple naming some); ycb_dir : a
     folder of YCB scans (``<name>/visual.obj``) to draw from too. pad_friction : 1.0 for
-    rubber pads, about 0.5 for taped ones. camera_height_m : above the table, looking down.
+    rubber pads, about 0.5 for taped ones. finger_width_m, open_width_m, finger_length_m,
+    pad_length_m, pad_thickness_m, finger_thickness_m (the body behind the pad), tcp_to_tip_m :
+    the built-in jaw's geometry (offline_sim.hands.parallel_jaw). camera_height_m : above the table, looking down.
     depth_noise : D400-like noise on the depth (off only for tests of exact geometry).
     hand : "parallel" (the jaw, behind drivers.gripper.Gripper: the default), a built-in
     multi-finger hand ("three_finger", "underactuated") or a JSON description of an MJCF
@@ -60,7 +62,9 @@ class SimCellSettings:
     open_width_m: float = 0.085
     finger_length_m: float = 0.06
     pad_length_m: float = 0.035
-    finger_thickness_m: float = 0.01   # each finger's body behind its 4 mm pad
+    finger_thickness_m: float = 0.01   # each finger's body behind its pad
+    pad_thickness_m: float = 0.004
+    tcp_to_tip_m: float | None = None  # None: the pads' middle (half the pad length)
     pad_friction: float = 1.0
     camera_height_m: float = 0.75
     camera_tilt_rad: float = 0.0
@@ -105,7 +109,8 @@ class SimCellSettings:
         if self.ycb_dir is not None and not Path(self.ycb_dir).is_dir():
             raise ValueError(f"ycb_dir {self.ycb_dir!r} is not a folder")
         for name in ("density_kg_m3", "finger_width_m", "open_width_m", "pad_friction",
-                     "camera_height_m", "safe_height_m"):
+                     "camera_height_m", "safe_height_m", "finger_length_m", "pad_length_m",
+                     "pad_thickness_m", "finger_thickness_m"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"SimCellSettings.{name} must be finite and > 0, got {v!r}")
@@ -125,6 +130,7 @@ def _hand(s: SimCellSettings) -> HandModel:
         return parallel_jaw(finger_width_m=s.finger_width_m, open_width_m=s.open_width_m,
                             finger_length_m=s.finger_length_m, pad_length_m=s.pad_length_m,
                             finger_thickness_m=s.finger_thickness_m,
+                            pad_thickness_m=s.pad_thickness_m, tcp_to_tip_m=s.tcp_to_tip_m,
                             pad_friction=s.pad_friction, force_limit_n=235.0)
     # Menagerie's model: one tendon actuator (control 0 open .. 255 closed), pads left_pad and
     # right_pad, the "pinch" site between the fingertips as the TCP

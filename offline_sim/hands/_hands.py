@@ -141,12 +141,15 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
                  finger_length_m: float = 0.06, finger_thickness_m: float = 0.01,
                  pad_length_m: float = 0.035, pad_thickness_m: float = 0.004,
                  pad_friction: float = 1.0, force_limit_n: float = 60.0,
-                 closing_speed_m_s: float = 0.1) -> HandModel:
+                 closing_speed_m_s: float = 0.1, tcp_to_tip_m: float | None = None) -> HandModel:
     """A parallel-jaw gripper: two slide fingers coupled to move together, pads on the inner faces.
 
     finger_width_m : pad width across the closing direction (the onboard kernel's w, in metres);
     open_width_m : gap between the pads when open (r); force_limit_n : squeezing force of each
-    pad at the stall (N); closing_speed_m_s : v0 of each finger.
+    pad at the stall (N); closing_speed_m_s : v0 of each finger. finger_thickness_m : each
+    finger's body behind its pad (pad_thickness_m) along the closing direction.
+    tcp_to_tip_m : the TCP site's distance from the fingertips along the approach (None: half
+    the pad length, the pads' middle), so that a cell file's TCP is the hand's.
     """
     _check_positive("parallel_jaw", finger_width_m=finger_width_m, open_width_m=open_width_m,
                     finger_length_m=finger_length_m, finger_thickness_m=finger_thickness_m,
@@ -155,6 +158,11 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
                     closing_speed_m_s=closing_speed_m_s)
     if pad_length_m > finger_length_m:
         raise ValueError(f"parallel_jaw: pad_length_m {pad_length_m} exceeds finger_length_m {finger_length_m}")
+    if tcp_to_tip_m is None:
+        tcp_to_tip_m = 0.5 * pad_length_m
+    elif not (math.isfinite(tcp_to_tip_m) and 0.0 <= tcp_to_tip_m <= finger_length_m):
+        raise ValueError(f"parallel_jaw: tcp_to_tip_m must be in [0, finger_length_m "
+                         f"{finger_length_m}], got {tcp_to_tip_m!r}")
     half_open, w2, L = 0.5 * open_width_m, 0.5 * finger_width_m, finger_length_m
     palm_x = half_open + pad_thickness_m + finger_thickness_m + 0.01
     # With the fingers coupled by an equality, the servo's force splits over the two pads by
@@ -186,7 +194,7 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
     mjcf = _document("parallel_jaw", armature=0.2, damping=2.0, friction=pad_friction,
                      palm=f'<geom name="palm" type="box" pos="0 0 -0.015" size="{palm_x:.5f} '
                           f'{w2 + 0.01:.5f} 0.015" rgba="0.3 0.3 0.35 1"/>',
-                     tcp_z_m=L - 0.5 * pad_length_m, fingers=finger("right", 1) + finger("left", -1),
+                     tcp_z_m=L - tcp_to_tip_m, fingers=finger("right", 1) + finger("left", -1),
                      rest=rest)
     drive = Drive(("close",), closing_speed_m_s, (1.0,), (servo_limit,))
     return HandModel("parallel_jaw", (drive,), ("right_finger", "left_finger"), "tcp",

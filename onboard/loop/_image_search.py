@@ -3,6 +3,7 @@ object's silhouette for a straight-down approach (Tan et al.'s image-space measu
 graspline's with the depth terms), at one or two fingertip depths past the object's top."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from drivers.camera import RGBDFrame
 from scoring import SearchParams, score_candidates, search_grasps
-from vision import ObjectMask, Silhouette, neighbours, silhouette, touching
+from vision import ObjectMask, Silhouette, neighbours, seen_width, silhouette, touching
 
 from .._types import GraspChoice
 from ._clock import StageClock
@@ -41,10 +42,10 @@ class ImageSearch:
     def silhouette(self, frame: RGBDFrame, masks: list[ObjectMask], i: int,
                    insertion_m: float | None = None) -> Silhouette:
         """Object i's silhouette for a straight-down approach with the fingertips insertion_m
-        past its top (default scoring.insertion_depth_m), its neighbours as obstacles (and,
+        past its top (default: the first of insertions()), its neighbours as obstacles (and,
         with scoring.join_touching, those touching it in its mass and mass centre)."""
         s = self.config.scoring
-        depth_m = s.insertion_depth_m if insertion_m is None else insertion_m
+        depth_m = self.insertions()[0] if insertion_m is None else insertion_m
         others = neighbours(masks, i)
         attached = touching(masks, i) if s.join_touching else None
         plane = getattr(self._segmenter, "last_plane", None)
@@ -57,10 +58,12 @@ class ImageSearch:
 
     def insertions(self) -> list[float]:
         """The fingertip depths past an object's top that a search tries, metres: the
-        configured one, then the deeper one when it is deeper."""
-        s = self.config.scoring
-        return [s.insertion_depth_m] + ([s.deep_insertion_m]
-                                        if s.deep_insertion_m > s.insertion_depth_m else [])
+        configured one, then the deeper one when it is deeper; each at most the pads' length
+        (deeper, the object's part above the pads would meet the finger links, and the
+        silhouette would offer contacts there: a mustard bottle's shoulder over 20 mm pads)."""
+        s, pad = self.config.scoring, self.jaw.pad_length_m
+        first, deep = min(s.insertion_depth_m, pad), min(s.deep_insertion_m, pad)
+        return [first] + ([deep] if deep > first else [])
 
     def _label(self, frame: RGBDFrame, mask: ObjectMask) -> str | None:
         """The object's label: the segmenter's, else the ground truth's name, else None."""
@@ -76,6 +79,11 @@ class ImageSearch:
         label = self._label(frame, mask)
         depth = sil.depth_view(mass_kg=s.masses_kg.get(label) if label else None,
                                density_kg_m3=s.density_kg_m3)
+        # the width compared with the stroke: the camera's readings, with their uncertainty
+        # (the silhouette's outline runs a few millimetres wide: vision.seen_width)
+        seen = seen_width(frame, mask, sil)
+        depth = dataclasses.replace(depth, width_m=seen.width_m,
+                                    width_uncertainty_m=seen.uncertainty_m)
         return {"measure": s.measure, "jaw": self.jaw, "depth": depth}
 
     # ------------------------------------------------------------ the source

@@ -22,7 +22,7 @@ from drivers.hand import Hand
 from scoring import GripperProjection, JawLimits
 from vision import Segmenter
 
-from .._cellfile import CellConfig
+from .._cellfile import CellConfig, jaw_friction
 from .._devices import load_calibration_file
 from .._trials import TrialRecord
 from .._types import GraspChoice, KernelWarmUp, NoGrasp
@@ -220,7 +220,7 @@ def _fingers(config: CellConfig) -> tuple[GripperProjection, JawLimits]:
     jaw = JawLimits(stroke_m=cal.opening_m if cal else g.open_width_m,
                     finger_thickness_m=g.finger_thickness_m,
                     pad_length_m=g.pad_length_m, force_n=g.force_n,
-                    friction=g.pad_friction, finger_length_m=g.finger_length_m)
+                    friction=jaw_friction(config), finger_length_m=g.finger_length_m)
     return projection, jaw
 
 

@@ -1,0 +1,103 @@
+"""A jaw described by the cell file alone: every gripper key and the pad friction reach both
+the simulated cell's jaw (its MuJoCo model) and the scorer's jaw limits."""
+from pathlib import Path
+
+import msgspec
+import numpy as np
+import pytest
+
+from onboard import (CameraConfig, CellFileError, PickingCell, config_hash, jaw_friction,
+                     load_cell_file, parse_cell_file, sim_pad_friction)
+
+JAWS = Path(__file__).resolve().parents[2] / "benchmarks" / "jaws"
+
+
+def _hand_id(model, kind: str, name: str) -> int:
+    """The id of the hand's geom or site ``name`` in the compiled cell (asserted present)."""
+    import mujoco
+
+    from offline_sim.dynamics import HAND_PREFIX
+
+    i = mujoco.mj_name2id(model, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), HAND_PREFIX + name)
+    assert i >= 0, name
+    return i
+
+
+def _geom_size(model, name: str) -> np.ndarray:
+    return model.geom_size[_hand_id(model, "geom", name)]
+
+
+def test_the_short_pad_jaws_cell_file_builds_that_jaw_in_the_cell_and_the_scorer(tmp_path):
+    config, _ = load_cell_file(JAWS / "short_pad.yaml")
+    config = msgspec.structs.replace(config, log_dir=str(tmp_path),
+                                     camera=CameraConfig(width_px=160, height_px=120),
+                                     sim=msgspec.structs.replace(config.sim, pad_friction=0.5))
+    with PickingCell(config, config_hash(config)) as cell:
+        world = cell.devices.truth.world
+        m = world.model
+        # pads: half sizes (thickness, width, length) of 8 x 13 x 20 mm, friction 0.5
+        assert np.allclose(_geom_size(m, "right_pad"), (0.004, 0.0065, 0.010), atol=1e-6)
+        pad = _hand_id(m, "geom", "right_pad")
+        assert m.geom_friction[pad][0] == pytest.approx(0.5)
+        # the finger body behind the pad: 16 mm pad face to back, so 8 mm; 40 mm long
+        assert np.allclose(_geom_size(m, "right_body"), (0.004, 0.0065, 0.020), atol=1e-6)
+        # the TCP site 10 mm from the fingertips, as gripper.tcp_to_tip_m says
+        tcp = _hand_id(m, "site", "tcp")
+        assert m.site_pos[tcp][2] == pytest.approx(0.040 - 0.010, abs=1e-6)
+        assert world.hand.aperture_m == pytest.approx(0.085)
+        jaw = cell.loop.jaw
+        assert (jaw.stroke_m, jaw.pad_length_m, jaw.finger_length_m, jaw.force_n) == \
+            pytest.approx((0.085, 0.020, 0.040, 40.0))
+        assert jaw.finger_thickness_m == pytest.approx(0.016)
+        assert jaw.friction == pytest.approx(0.5)  # sim.pad_friction drives the scorer too
+        assert cell.loop.projection.finger_width_px == pytest.approx(13.0)
+
+
+def test_the_wide_jaws_cell_file_opens_140_mm():
+    config, _ = load_cell_file(JAWS / "2f140.yaml")
+    assert (config.gripper.open_width_m, config.gripper.force_n) == (0.140, 60.0)
+
+
+def test_one_pad_friction_key_drives_both_the_simulated_jaw_and_the_scorer():
+    only_sim = parse_cell_file("sim: {pad_friction: 0.5}\n")
+    only_gripper = parse_cell_file("gripper: {pad_friction: 0.5}\n")
+    neither = parse_cell_file("")
+    both = parse_cell_file("gripper: {pad_friction: 0.8}\nsim: {pad_friction: 0.5}\n")
+    assert (jaw_friction(only_sim), sim_pad_friction(only_sim)) == (0.5, 0.5)
+    assert (jaw_friction(only_gripper), sim_pad_friction(only_gripper)) == (0.5, 0.5)
+    assert (jaw_friction(neither), sim_pad_friction(neither)) == (1.0, 1.0)
+    # written twice: the scorer believes the gripper's, the simulation is the sim's
+    assert (jaw_friction(both), sim_pad_friction(both)) == (0.8, 0.5)
+    hw = parse_cell_file("gripper: {model: robotiq2f85}\nsim: {pad_friction: 0.5}\n")
+    assert jaw_friction(hw) == 1.0  # a real gripper's scorer does not read the sim section
+
+
+@pytest.mark.parametrize("text, key", [
+    ("gripper: {pad_length_m: 0.05, finger_length_m: 0.04}\n", "gripper.pad_length_m"),
+    ("gripper: {pad_thickness_m: 0.01, finger_thickness_m: 0.01}\n", "gripper.finger_thickness_m"),
+    ("gripper: {tcp_to_tip_m: 0.07}\n", "gripper.tcp_to_tip_m"),
+    ("gripper: {pad_thickness_m: -0.001}\n", "gripper.pad_thickness_m"),
+])
+def test_a_jaw_whose_lengths_do_not_fit_together_is_refused_naming_the_key(text, key):
+    with pytest.raises(CellFileError, match=key.replace(".", r"\.")):
+        parse_cell_file(text, "jaw.yaml")
+
+
+def test_the_pads_length_bounds_the_insertion_of_both_searches_on_a_bottle(tmp_path):
+    import dataclasses
+
+    config, _ = load_cell_file(JAWS / "short_pad.yaml")
+    # both searches asked deeper than the 20 mm pads: the part of the bottle above the pads
+    # (its narrow neck over the shoulder) would meet the finger links
+    config = msgspec.structs.replace(
+        config, log_dir=str(tmp_path), camera=CameraConfig(width_px=640, height_px=480),
+        scoring=msgspec.structs.replace(config.scoring, insertion_depth_m=0.03,
+                                        deep_insertion_m=0.05))
+    with PickingCell(config, config_hash(config)) as cell:
+        sim = cell.devices.truth
+        sim.use_settings(dataclasses.replace(sim.settings, builtin=("bottle",),
+                                             random_primitives=False, objects_per_table=(2, 2)))
+        recs = [cell.pick_record() for _ in range(3)]
+    depths = [r.features["insertion_m"] for r in recs if "insertion_m" in r.features]
+    assert depths, [(r.outcome, r.error) for r in recs]
+    assert max(depths) <= 0.020 + 1e-9, depths

@@ -1,0 +1,97 @@
+"""The width compared with the stroke: measured from the simulated D400's readings (the mask
+edge's filled holes and the drawing's bias taken off), with its uncertainty, so that a box
+just under the jaw's stroke is attempted and one clearly wider is refused, naming its width."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from scoring import JawLimits, search_grasps
+
+STROKE_M = 0.085
+
+
+def _box_on_a_table(tmp_path, width_m: float, seed: int):
+    """A frame of a (width x 0.12 x 0.06 m) box lying on the simulated table, turned 30°
+    about the vertical, seen by the cell's camera (0.75 m up, D400 noise); (frame, masks,
+    the segmenter)."""
+    import trimesh
+
+    from drivers.camera import DepthNoise, SimCamera, intrinsics_from_fov, look_at
+    from offline_sim.cell import build_cell_world
+    from offline_sim.hands import parallel_jaw
+    from offline_sim.objects import load_object
+    from vision import TabletopSegmenter
+
+    path = tmp_path / f"box_{width_m:.3f}.stl"
+    trimesh.creation.box((width_m, 0.12, 0.06)).export(path)
+    box = load_object(path, name="box")
+    a = math.radians(30.0)
+    T = np.eye(4)
+    T[:3, :3] = [[math.cos(a), -math.sin(a), 0], [math.sin(a), math.cos(a), 0], [0, 0, 1]]
+    T[:3, 3] = (0.03, 0.02, 0.0305)
+    world = build_cell_world([box], [T], parallel_jaw(), colours=np.full((1, 3), 0.5),
+                             pad_friction=1.0)
+    park = np.diag([1.0, -1.0, -1.0, 1.0])
+    park[:3, 3] = (0.0, -0.52, 0.5)  # the hand out of the camera's view
+    world.teleport_flange(park)
+    cam = SimCamera(world.model, world.data, intrinsics_from_fov(640, 480, math.radians(69.0)),
+                    look_at(np.array([0.0, 0.0, 0.75]), np.zeros(3), up=(0.0, 1.0, 0.0)),
+                    noise=DepthNoise(), geom_instance=world.geom_instance, seed=seed)
+    frame = cam.read(None)
+    cam.close()
+    seg = TabletopSegmenter()
+    return frame, seg.segment(frame), seg
+
+
+def _search(frame, masks, seg):
+    """The image search's view of the one box: (its GraspSet, the seen width)."""
+    from vision import seen_width, silhouette
+
+    assert len(masks) == 1
+    sil = silhouette(frame, masks[0], insertion_depth_m=0.02, metres_per_px=0.001,
+                     margin_m=0.07, support=seg.last_plane, clearance_m=0.005)
+    seen = seen_width(frame, masks[0], sil)
+    view = dataclasses.replace(sil.depth_view(), width_m=seen.width_m,
+                               width_uncertainty_m=seen.uncertainty_m)
+    found = search_grasps(sil.image, sil.gripper_projection(0.022, STROKE_M, 15),
+                          target=sil.target, top_k=1, jaw=JawLimits(stroke_m=STROKE_M),
+                          depth=view, seed=0)
+    return found, seen, sil
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_box_just_under_the_stroke_is_measured_within_its_uncertainty_and_attempted(tmp_path, seed):
+    from scoring import narrowest_width_m
+
+    frame, masks, seg = _box_on_a_table(tmp_path, 0.082, seed)
+    found, seen, sil = _search(frame, masks, seg)
+    assert abs(seen.width_m - 0.082) <= seen.uncertainty_m, seen
+    assert 0.002 < seen.uncertainty_m < 0.006  # 2.5 camera pixels at about 0.7 m
+    assert found.no_grasp == ""
+    # the silhouette's own outline runs wide (the bias this measurement takes off)
+    assert narrowest_width_m(sil.target, sil.metres_per_px) > seen.width_m + 0.001
+
+
+def test_a_box_clearly_wider_than_the_stroke_is_refused_with_its_width_and_uncertainty(tmp_path):
+    frame, masks, seg = _box_on_a_table(tmp_path, 0.10, 0)
+    found, seen, _ = _search(frame, masks, seg)
+    assert abs(seen.width_m - 0.10) <= seen.uncertainty_m
+    assert len(found) == 0
+    assert "wider than the jaw's 85 mm stroke" in found.no_grasp
+    assert f"{seen.width_m * 1e3:.0f} ± {seen.uncertainty_m * 1e3:.0f} mm" in found.no_grasp
+
+
+def test_a_width_within_the_uncertainty_over_the_stroke_is_attempted_and_beyond_it_refused():
+    from scoring import DepthView, why_not_holdable
+
+    target = np.zeros((200, 200), bool)
+    target[50:150, 50:150] = True  # 100 px: wider than the stroke as drawn
+    base = DepthView(np.zeros((200, 200), np.float32), 0.001)
+    jaw = JawLimits(stroke_m=STROKE_M)
+    assert "wider than the jaw" in why_not_holdable(target, jaw, base)  # the mask, exact
+    near = DepthView(base.height_m, 0.001, width_m=0.087, width_uncertainty_m=0.003)
+    assert why_not_holdable(target, jaw, near) == ""
+    far = DepthView(base.height_m, 0.001, width_m=0.089, width_uncertainty_m=0.003)
+    assert why_not_holdable(target, jaw, far).startswith("the object is 89 ± 3 mm across")

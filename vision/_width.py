@@ -1,0 +1,87 @@
+"""The narrowest width of an object as the depth camera sees it, with its uncertainty.
+
+The silhouette (vision.silhouette) overstates an object's width, measured on the simulated
+D400 at 0.7 m (benchmarks/bench_width.py, docs/figures.md): by about 3 mm on boxes from the
+mask's edge, where the sensor's holes in the occlusion band beside a depth step (each
+lost with a probability, two pixels wide) are claimed by the segmenter and filled with
+the object's depth, so that points appear up to two camera pixels outside its outline; and
+by about 1.5 mm more from drawing (each sample sets its nearest silhouette pixel, and the
+narrowest width counts pixel centres plus one pixel). Neither is noise: both are biases
+of the way the width is drawn. Here the width is taken from the readings alone: the masked
+pixels that have a depth reading, above the fingertip plane, their minimum Feret diameter in
+the projection plane plus one camera pixel's footprint (the outermost pixel centres lie half
+a pixel inside the outline on each side). What remains is the pixel grid and the depth
+noise: the uncertainty, WIDTH_UNCERTAINTY_PX camera pixels at the object's distance.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from drivers.camera import RGBDFrame
+
+from ._types import ObjectMask, Silhouette
+
+# The measured error of the width from the readings (bench_width, 0.7 m): p95 of |error| over
+# boxes and cylinders, in camera pixels at the object's distance (docs/figures.md)
+WIDTH_UNCERTAINTY_PX = 2.5
+MIN_NEIGHBOURS = 2  # of 8, above the fingertips, for a reading to count
+
+
+@dataclass(frozen=True)
+class SeenWidth:
+    """An object's narrowest width as seen, metres: width_m the estimate (the masked readings'
+    minimum Feret diameter above the fingertips plus one camera pixel), uncertainty_m the
+    bound of its error (WIDTH_UNCERTAINTY_PX camera pixels at the object's distance), and
+    pixel_m one camera pixel's footprint there. NaN width without a reading above the tips."""
+
+    width_m: float
+    uncertainty_m: float
+    pixel_m: float
+
+
+def seen_width(frame: RGBDFrame, mask: np.ndarray | ObjectMask, sil: Silhouette) -> SeenWidth:
+    """The narrowest width (metres) of the object under ``mask`` at ``sil``'s fingertip plane,
+    from the camera's readings alone (no filled hole, no drawing), with its uncertainty."""
+    import cv2
+    from scipy.spatial import ConvexHull, QhullError
+
+    m = mask.mask if isinstance(mask, ObjectMask) else np.asarray(mask, bool)
+    depth = frame.depth_m
+    with np.errstate(invalid="ignore"):
+        rows, cols = np.nonzero(m & (depth > 0))  # NaN compares False: holes stay out
+    z = depth[rows, cols].astype(np.float64)
+    k = frame.intrinsics
+    p_cam = k.deproject_pixels(cols, rows, z)
+    T_plane_camera = np.linalg.inv(sil.T_base_plane) @ frame.T_base_camera
+    q = p_cam @ T_plane_camera[:3, :3].T + T_plane_camera[:3, 3]
+    # above the fingertips (the plane's z runs along the approach: z <= 0), less the pixels
+    # with fewer than MIN_NEIGHBOURS such neighbours of 8: specks of the support's noise grown
+    # into the mask (a low object's fingertips stop a few millimetres over the support), where
+    # the object's own outline, a wall seen at a grazing angle included, borders its top
+    above = np.zeros(m.shape, np.float32)
+    above[rows, cols] = q[:, 2] <= 0.0
+    around = cv2.filter2D(above, -1, np.ones((3, 3), np.float32),
+                          borderType=cv2.BORDER_CONSTANT) - above
+    keep = (above[rows, cols] > 0) & (around[rows, cols] >= MIN_NEIGHBOURS)
+    if np.count_nonzero(keep) < 3:
+        return SeenWidth(math.nan, math.nan, math.nan)
+    pixel_m = float(np.median(z[keep])) / math.sqrt(k.fx * k.fy)
+    xy = q[keep, :2]
+    try:
+        hull = xy[ConvexHull(xy).vertices]
+    except QhullError:  # all on a line: no width across it but a pixel
+        return SeenWidth(pixel_m, WIDTH_UNCERTAINTY_PX * pixel_m, pixel_m)
+    return SeenWidth(_feret_min(hull), WIDTH_UNCERTAINTY_PX * pixel_m, pixel_m)
+
+
+def _feret_min(hull: np.ndarray) -> float:
+    """The least extent (metres) of a convex polygon (N, 2) over the normals of its edges."""
+    edges = np.roll(hull, -1, axis=0) - hull
+    normals = np.stack([-edges[:, 1], edges[:, 0]], axis=1)
+    length = np.linalg.norm(normals, axis=1, keepdims=True)
+    normals = normals[length[:, 0] > 0] / length[length[:, 0] > 0]
+    proj = hull @ normals.T
+    return float((proj.max(axis=0) - proj.min(axis=0)).min())
