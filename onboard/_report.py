@@ -290,6 +290,8 @@ def _plot_latency(records: list[TrialRecord],
     for r in records:
         for k, v in r.stage_s.items():
             stages.setdefault(k, []).append(v)
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     rows = []
     for k, v in stages.items():
         med = float(np.median(v))
@@ -316,6 +318,11 @@ def _plot_latency(records: list[TrialRecord],
         ax.set_title(name + (f" ({slow} over {OUTLIER_X_MEDIAN:g}x median)" if slow else ""),
                      fontsize=9)
         ax.set_xlabel("ms (log scale)", fontsize=8)
+        # plain numbers, and only a few: on a narrow range matplotlib labels every minor tick
+        # as "3x10^0", and the labels run into each other
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0), numticks=6))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=7, handlelength=0, handletextpad=0)
     fig.savefig(path)
