@@ -56,6 +56,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+
 from drivers.camera import Camera, Intrinsics, RGBDFrame
 from vision import ObjectMask, Segmenter
 
@@ -410,19 +411,13 @@ def print_comparison(this: Figures, base: Figures) -> None:
 
 def compare(args: argparse.Namespace) -> None:
     """Measure this tree and the baseline tree in alternating subprocesses; print both."""
-    here = Path(__file__).resolve().parents[1]
-    trees = {"this": here, "base": Path(args.baseline_tree).resolve()}
-    if not (trees["base"] / "onboard" / "__init__.py").is_file():
-        raise SystemExit(f"--baseline-tree {args.baseline_tree}: no onboard package there")
-    runs: dict[str, Figures] = {}
-    for i in range(args.rounds):
-        for name in (("this", "base") if i % 2 == 0 else ("base", "this")):
-            fig = _measure_in_subprocess(trees[name], args)
-            if not Path(fig.onboard_file).resolve().is_relative_to(trees[name]):
-                raise SystemExit(f"{name} tree {trees[name]} measured onboard from "
-                                 f"{fig.onboard_file}")
-            runs[name] = runs[name].pooled(fig) if name in runs else fig
-            print(f"round {i + 1}/{args.rounds}: measured {name} tree {trees[name]}", flush=True)
+    # here, not at the top: the measuring subprocess runs this file against the baseline
+    # tree's packages, where benchmarks/_baseline.py may not exist
+    from benchmarks._baseline import alternate_rounds, baseline_trees
+
+    trees = baseline_trees(args.baseline_tree, "onboard")
+    runs = alternate_rounds(trees, args.rounds, lambda tree: _measure_in_subprocess(tree, args),
+                            lambda fig: fig.onboard_file)
     for name in ("this", "base"):
         print(f"\n== {name} tree: {trees[name]} ({args.rounds} rounds pooled)")
         print_table(runs[name])
