@@ -110,10 +110,10 @@ class ImageSearch:
                 continue  # the support stopped the fingertips where a shallower search did
             seen.append(sil.insertion_depth_m)
             with clock.stage("search"):
+                kw = self.measure_kw(frame, masks[i], sil)
                 found = search_grasps(sil.image, self.projection, target=sil.target,
                                       top_k=self.config.scoring.top_k, settings=SearchParams(),
-                                      seed=int(self._rng.integers(2**31)),
-                                      **self.measure_kw(frame, masks[i], sil))
+                                      seed=int(self._rng.integers(2**31)), **kw)
             if found.no_grasp:
                 if k == 0:
                     return found.no_grasp
@@ -122,15 +122,16 @@ class ImageSearch:
                 continue
             j = self._first_untried(sil, found)
             if j is not None and (best is None or float(found.scores.score[j]) > best[0]):
-                best = (float(found.scores.score[j]), sil, found, j)
+                best = (float(found.scores.score[j]), sil, found, j, kw)
         return self._proposal(best, i)
 
     def _proposal(self, best, i: int) -> Proposal | None:
-        """The proposal of (score, silhouette, candidates, index), None for None."""
+        """The proposal of (score, silhouette, candidates, index, the measure's keyword
+        arguments they were scored with), None for None."""
         if best is None:
             return None
-        score, sil, found, j = best
-        return Proposal(score, i, self, limit_text(found.scores, j), sil, (found, j))
+        score, sil, found, j, kw = best
+        return Proposal(score, i, self, limit_text(found.scores, j), sil, (found, j, kw))
 
     def _first_untried(self, sil: Silhouette, found) -> int | None:
         """Index of the best grasp in ``found`` that is not one of the last failed grasps."""
@@ -147,12 +148,11 @@ class ImageSearch:
         """The proposed grasp (the top one), or with validate one drawn across the score
         levels; its score level, -1 for the top one."""
         score, i, sil = proposal.score, proposal.mask_index, proposal.sil
-        found, j0 = proposal.detail
+        found, j0, kw = proposal.detail   # kw: as searched (the seen width is not measured again)
         level = -1
         x, y, t = float(found.x[j0]), float(found.y[j0]), float(found.theta[j0])
         feats = features(found.scores, j0)
         n = int(found.n_scored)
-        kw = self.measure_kw(frame, masks[i], sil)
         if validate:
             d = draw_across_levels(sil, found, self.projection, kw, self._rng)
             x, y, t, score, feats, level = d.x_px, d.y_px, d.theta_rad, d.score, d.features, d.level
