@@ -45,10 +45,11 @@ def parse_variant(text: str) -> dict[str, object]:
 
 
 def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], limit: int = 0,
-           cell_file: str | None = None, labels: tuple[str, ...] = ()):
+           cell_file: str | None = None, labels: tuple[str, ...] = (),
+           pad_friction: float | None = None):
     """(records, scores): the graded trials of the logs (only those of the labels given, if
     any), and per variant their scores (NaN where the replay found nothing to score), on the
-    built-in cell or the one cell_file describes (its jaw)."""
+    built-in cell or the one cell_file describes (its jaw; pad_friction as bench_cell's)."""
     import msgspec
     from tqdm import tqdm
 
@@ -67,7 +68,7 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
     if not recs:
         raise SystemExit(f"replay_cell: no graded trial with a grasp pose in "
                          f"{', '.join(map(str, log_dirs))}")
-    base = cell_config(0, Path(tempfile.mkdtemp(prefix="replay_")), None, cell_file, None)
+    base = cell_config(0, Path(tempfile.mkdtemp(prefix="replay_")), None, cell_file, pad_friction)
     base = msgspec.structs.replace(base, camera=CameraConfig(width_px=image[0], height_px=image[1]))
     scores = np.full((len(variants), len(recs)), np.nan)
     with PickingCell(base, config_hash(base)) as cell:
@@ -97,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=0, help="only the first N graded trials")
     p.add_argument("--cell", default=None, metavar="FILE",
                    help="the cell file the runs had (its jaw; default the built-in cell)")
+    p.add_argument("--pad-friction", type=float, default=None,
+                   help="the pad friction the runs had, as bench_cell's (default the cell's)")
     p.add_argument("--label", action="append", default=[],
                    help="only the trials on objects of this label (repeatable)")
     p.add_argument("--per-trial", action="store_true",
@@ -113,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             parse_cell_file(yaml.safe_dump({"scoring": v}), "--variant")
         except CellFileError as exc:
             raise SystemExit(f"replay_cell: {exc}") from None
-    recs, scores = replay(args.logs, variants, image, args.limit, args.cell, tuple(args.label))
+    recs, scores = replay(args.logs, variants, image, args.limit, args.cell, tuple(args.label),
+                          args.pad_friction)
     ok = np.array([bool(r.success) for r in recs])
     logged = np.array([r.score for r in recs], float)
     kinds = np.array([kind_of(r.object_label) for r in recs])

@@ -12,8 +12,8 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   anything under the palm stands higher above the fingertips than the fingers are long (the
   palm would land on it: an upright bottle's cap above a grasp on its shoulder, a lying mug's
   body beside a grasp on its handle). The palm's footprint is the band between the open
-  fingers, as wide as the fingers; with ``JawLimits.palm_width_m`` it is as wide as the palm
-  and as long as the open fingers with their bodies.
+  fingers, as wide as the fingers; with ``JawLimits.palm_width_m`` (and ``palm_length_m``) it
+  is the palm's own rectangle (default length: the open fingers with their bodies).
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
   it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
@@ -41,9 +41,9 @@ from ._checks import check_positive
 G = 9.81  # m/s²
 BODY_STEP_PX = 2  # sampling of the finger bodies' band, pixels
 # the depth silhouette's outline runs up to two camera pixels (about 2.5 mm at 0.7 m) wide of
-# an object, at its depth (vision/_width.py): a palm wider than the fingers is taken to land
-# on a neighbour only where it overlaps it by more than that (a palm grazing the outline of
-# a lying mug's body held in the simulated cell; one 6 mm over it was stopped)
+# an object, at its depth (vision/_width.py): a palm of its own size is taken to land on a
+# neighbour only where it overlaps it by more than that (a palm grazing the outline of a
+# lying mug's body held in the simulated cell; one 6 mm over it was stopped)
 PALM_OUTLINE_BIAS_M = 0.0025
 
 
@@ -58,6 +58,8 @@ class JawLimits:
     from the fingertips to the palm along the approach (inf: no palm check).
     palm_width_m : the hand's width across the closing direction where the fingers meet it
     (NaN: as wide as the fingers); a palm wider than the fingers lands on things beside them.
+    palm_length_m : its length along the closing direction (NaN: the open fingers with their
+    bodies); used with palm_width_m only.
     """
 
     stroke_m: float = 0.085
@@ -67,12 +69,14 @@ class JawLimits:
     friction: float = 1.0
     finger_length_m: float = 0.06
     palm_width_m: float = math.nan
+    palm_length_m: float = math.nan
 
     def __post_init__(self) -> None:
         for name in ("stroke_m", "pad_length_m", "force_n", "friction"):
             check_positive(getattr(self, name), name, "JawLimits")
-        if not math.isnan(self.palm_width_m):
-            check_positive(self.palm_width_m, "palm_width_m", "JawLimits")
+        for name in ("palm_width_m", "palm_length_m"):
+            if not math.isnan(getattr(self, name)):
+                check_positive(getattr(self, name), name, "JawLimits")
         check_positive(self.finger_length_m, "finger_length_m", "JawLimits", allow_inf=True)
         check_positive(self.finger_thickness_m, "finger_thickness_m", "JawLimits", allow_zero=True)
 
@@ -201,11 +205,14 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                  body_px, params.contact_probe_m / m,
                  math.inf if wide_palm else palm_m, centre, body, h, undercut_px, lever_px)
     if wide_palm:
+        half_r = 0.5 * float(open_width_px)
+        half_len = half_r + body_px if math.isnan(jaw.palm_length_m) else \
+            max((0.5 * jaw.palm_length_m - PALM_OUTLINE_BIAS_M) / m, half_r)
+        half_wid = max((0.5 * jaw.palm_width_m - PALM_OUTLINE_BIAS_M) / m,
+                       float(np.max(np.abs(line_offsets_px))))
         body |= palm_kernel(np.ascontiguousarray(view.height_m, np.float32),
                             np.asarray(x, np.float64), np.asarray(y, np.float64),
-                            np.asarray(theta, np.float64), 0.5 * float(open_width_px) + body_px,
-                            max((0.5 * jaw.palm_width_m - PALM_OUTLINE_BIAS_M) / m,
-                                float(np.max(np.abs(line_offsets_px)))), palm_m)
+                            np.asarray(theta, np.float64), half_len, half_wid, palm_m)
     h = np.minimum(h, jaw.pad_length_m)
     s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
     width = np.asarray(width_px, np.float64)

@@ -222,7 +222,8 @@ def _fingers(config: CellConfig) -> tuple[GripperProjection, JawLimits]:
                     finger_thickness_m=g.finger_thickness_m,
                     pad_length_m=g.pad_length_m, force_n=g.force_n,
                     friction=jaw_friction(config), finger_length_m=g.finger_length_m,
-                    palm_width_m=math.nan if g.palm_width_m is None else g.palm_width_m)
+                    palm_width_m=math.nan if g.palm_width_m is None else g.palm_width_m,
+                    palm_length_m=math.nan if g.palm_length_m is None else g.palm_length_m)
     return projection, jaw
 
 

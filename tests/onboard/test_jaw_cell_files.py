@@ -51,10 +51,11 @@ def test_the_short_pad_jaws_cell_file_builds_that_jaw_in_the_cell_and_the_scorer
         assert jaw.finger_thickness_m == pytest.approx(0.016)
         assert jaw.friction == pytest.approx(0.5)  # sim.pad_friction drives the scorer too
         assert cell.loop.projection.finger_width_px == pytest.approx(13.0)
-        # the palm: 33 mm across in the simulated jaw (fingers + 10 mm each side), and the
-        # scorer's palm check as wide (gripper.palm_width_m)
-        assert 2.0 * _geom_size(m, "palm")[1] == pytest.approx(0.033, abs=1e-6)
-        assert jaw.palm_width_m == pytest.approx(0.033)
+        # the palm: 137 x 33 mm in the simulated jaw (open fingers with their bodies and
+        # fingers' width, + 10 mm each side), and the scorer's palm check as large
+        # (gripper.palm_length_m, gripper.palm_width_m)
+        assert tuple(2.0 * _geom_size(m, "palm")[:2]) == pytest.approx((0.137, 0.033), abs=1e-6)
+        assert (jaw.palm_length_m, jaw.palm_width_m) == pytest.approx((0.137, 0.033))
 
 
 def test_the_wide_jaws_cell_file_opens_140_mm():

@@ -228,3 +228,19 @@ def test_a_palm_wider_than_the_fingers_lands_on_a_tall_neighbour_beside_them(
 def test_a_palm_width_that_is_not_positive_is_refused_by_name():
     with pytest.raises(ValueError, match="palm_width_m"):
         JawLimits(palm_width_m=-0.03)
+
+
+def test_a_palm_longer_than_the_open_fingers_lands_on_a_tall_neighbour_beyond_them():
+    """A neighbour 80 mm tall just beyond a finger's back (along the closing direction,
+    outside the finger bodies' band) is under a 140 mm palm (70 mm each way, less the outline
+    bias) but not under the default palm, the open fingers with their bodies."""
+    bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
+    neighbour = rectangle(SHAPE, (150.0, 172.0 + 15.0), 20, 30)   # near edge 62 px out
+    image = bar | neighbour
+    h = np.where(neighbour, 0.08, np.where(bar, 0.02, np.nan)).astype(np.float32)
+    for length_m, blocked in ((math.nan, False), (0.14, True), (0.12, False)):
+        jaw = dataclasses.replace(JAW, palm_width_m=0.03, palm_length_m=length_m)
+        sc = score_candidates(image, *across_box(), PROJ, target=bar, jaw=jaw,
+                              depth=DepthView(h, M))
+        assert sc.tan_score[0] > 0.9
+        assert bool(sc.body_collision[0]) is blocked, length_m
