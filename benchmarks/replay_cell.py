@@ -13,8 +13,12 @@ Run from the repository root:
     .venv/bin/python -m benchmarks.replay_cell OUT/validate [OUT2/validate ...] \\
         [--as-run join_touching=false] --variant join_touching=true --variant density_kg_m3=1000
 
-Each --variant is a list of scoring settings (the cell file's ``scoring`` keys, YAML values,
-comma-separated) on top of --as-run, the settings the runs had where not the defaults; the
+A run of another jaw replays on its cell file (``--cell benchmarks/jaws/short_pad.yaml
+[--pad-friction 0.5]``, as bench_cell ran it); ``--label mug`` keeps one kind's trials and
+``--per-trial`` prints each trial's logged and replayed scores (a gripper key such as the
+palm's size is compared by replaying with two cell files). Each --variant is a list of
+scoring settings (the cell file's ``scoring`` keys, YAML values, comma-separated) on top of
+--as-run, the settings the runs had where not the defaults; the
 image size must be the runs' (--image, default 640x480).
 """
 from __future__ import annotations
