@@ -244,3 +244,23 @@ def test_a_palm_longer_than_the_open_fingers_lands_on_a_tall_neighbour_beyond_th
                               depth=DepthView(h, M))
         assert sc.tan_score[0] > 0.9
         assert bool(sc.body_collision[0]) is blocked, length_m
+
+
+@pytest.mark.parametrize("hole_px, fits", [(16, False), (32, True)])
+def test_a_finger_descends_into_a_hole_only_when_the_hole_is_wider_than_the_finger(hole_px, fits):
+    """A 100 x 60 plate with a 26 px long slot hole_px wide; the grasp puts its left finger
+    (22 px wide, its 14 mm body behind it) into the slot and pinches the wall between the slot
+    and the plate's right edge. A slot narrower than the finger is no place to descend: the
+    finger lands on the plate (score 0); a wide enough one takes it, body and all."""
+    plate = rectangle(SHAPE, (150.0, 110.0), 100, 60)
+    slot = rectangle(SHAPE, (117.0, 110.0), 26, hole_px)
+    target = plate & ~slot
+    x, y, t = np.array([165.0]), np.array([110.0]), np.array([0.0])  # closing along the rows
+    sc = score_candidates(target, x, y, t, PROJ, target=target, jaw=JAW,
+                          depth=DepthView(heights(target, 0.02), M))
+    assert bool(sc.score[0] > 0.3) is fits, (hole_px, float(sc.score[0]))
+    if fits:
+        assert not sc.body_collision[0] and not sc.collision[0]
+        assert sc.width_px[0] == pytest.approx(70.0, abs=1.5)  # slot edge (130) to plate edge (200)
+    else:
+        assert sc.score[0] == 0.0 and (sc.collision[0] or sc.body_collision[0])
