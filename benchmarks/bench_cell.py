@@ -15,8 +15,10 @@ Beside the loop's score, Tan et al.'s measure alone is rescored on the same grad
 (its logged ``tan_score``): AUC with the same clustered interval, per group, success per
 level. ``--compare tan2024`` runs a second best-policy pass with Tan's measure alone on the
 same seed, and both passes print the top grasp per object over the objects the jaw can hold
-(narrowest true width, from above, within the stroke) and how many objects wider than the
-stroke each refused (never tried), from the simulator's truth. ``--cell FILE`` runs the cell
+(the narrowest true width, from above, of the part within the pads' length of the object's
+top, within the stroke: a lying mug whose body fits beside its handle is holdable) and how
+many objects wider than the stroke there each refused (never tried), from the simulator's
+truth. ``--cell FILE`` runs the cell
 that cell file describes (a jaw under benchmarks/jaws/), ``--pad-friction`` overriding its
 pads' friction (both keys).
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import resource
 import sys
 import tempfile
@@ -115,21 +118,24 @@ def cell_config(seed: int, log_dir: Path, ycb: str | None, cell_file: str | None
 @dataclass
 class TableObject:
     """An object of a laid table, from the simulator's truth: its name, its footprint as laid
-    (the convex hull of its mesh seen from above, (n, 2) x, y, metres) and its narrowest true
-    width seen from above (metres)."""
+    (the convex hull of its mesh seen from above, (n, 2) x, y, metres), its narrowest true
+    width seen from above (metres) and that of its part the pads reach (within the pads'
+    length of its top, stopped above the table; metres), which says whether the jaw can hold it."""
 
     name: str
     footprint: np.ndarray
     width_m: float
+    reach_width_m: float = math.nan
 
 
 @dataclass
 class Truth:
     """What each table held (by table number) and, per trial, the (table, object index) its
     grasp was on (None for no grasp or no object within ATTRIBUTION_M); grasps that were on
-    no object."""
+    no object. reach_m: how far below an object's top the pads reach (their length)."""
 
     stroke_m: float
+    reach_m: float = math.inf
     tables: dict[int, list[TableObject]] = field(default_factory=dict)
     grasped: list[tuple[int, int] | None] = field(default_factory=list)
     unattributed: int = 0
@@ -153,8 +159,9 @@ def _hull_distance(p: np.ndarray, hull: np.ndarray) -> float:
     return float(np.min(np.linalg.norm(a + t[:, None] * e - p, axis=1)))
 
 
-def _table_objects(sim) -> list[TableObject]:
-    """The objects of the simulated cell's current table as laid (the model's initial poses)."""
+def _table_objects(sim, reach_m: float = math.inf) -> list[TableObject]:
+    """The objects of the simulated cell's current table as laid (the model's initial poses),
+    their widths whole and within reach_m of their top."""
     from geometry import quat_to_matrix
 
     from benchmarks.bench_width import true_width_m
@@ -167,7 +174,8 @@ def _table_objects(sim) -> list[TableObject]:
         T[:3, :3] = quat_to_matrix(q[3:])
         T[:3, 3] = q[:3]
         out.append(TableObject(obj.name, _footprint(obj, T),
-                               true_width_m(obj, T, insertion_m=np.inf)))
+                               true_width_m(obj, T, insertion_m=np.inf),
+                               true_width_m(obj, T, insertion_m=reach_m)))
     return out
 
 
@@ -183,7 +191,7 @@ def _note_truth(truth: Truth, sim, rec, before: tuple[int, list[np.ndarray]]) ->
     trial laid a new table), is nearest the grasp's TCP, within ATTRIBUTION_M; None else."""
     table = sim.tables
     if table not in truth.tables:
-        truth.tables[table] = _table_objects(sim)
+        truth.tables[table] = _table_objects(sim, truth.reach_m)
     where = before[1] if before[0] == table else [o.footprint for o in truth.tables[table]]
     hit = None
     if rec.T_base_tcp is not None and where:
@@ -372,12 +380,14 @@ def tan_beside(recs) -> None:
 
 def objects_summary(recs, truth: Truth) -> dict:
     """From the simulator's truth: the top grasp per object (the first grasp on each object
-    the jaw can hold: narrowest true width within the stroke), and the objects wider than
-    the stroke that were never tried (refused), counted over the tables the pass saw."""
+    the jaw can hold: the narrowest true width of its part within the pads' reach of its top
+    within the stroke), and the objects wider than the stroke there that were never tried
+    (refused), counted over the tables the pass saw. The whole object's width would call a
+    lying mug wide, though its body beside the handle fits the stroke and holds."""
     holdable, wide = set(), set()
     for t, objs in truth.tables.items():
         for k, o in enumerate(objs):
-            (holdable if o.width_m <= truth.stroke_m else wide).add((t, k))
+            (holdable if o.reach_width_m <= truth.stroke_m else wide).add((t, k))
     first: dict[tuple[int, int], bool] = {}
     tried = set()
     for r, hit in zip(recs, truth.grasped):
@@ -401,14 +411,16 @@ def objects_table(passes: dict[str, dict]) -> None:
     print("|---|" + "---|" * len(names))
     cells = [f"{p['held'] / max(p['tried'], 1):.1%} ({p['held']} of {p['tried']} tried; "
              f"{p['holdable']} holdable seen)" for p in passes.values()]
-    print("| top grasp held, objects the jaw can hold | " + " | ".join(cells) + " |")
+    print("| top grasp held, objects the jaw can hold (narrowest true width within the pads' "
+          "length of the top, within the stroke) | " + " | ".join(cells) + " |")
     groups = sorted({g for p in passes.values() for g in p["by_group"]})
     for g in groups:
         cells = [(f"{sum(p['by_group'][g])}/{len(p['by_group'][g])}" if g in p["by_group"]
                   else "-") for p in passes.values()]
         print(f"| top grasp held, {g} | " + " | ".join(cells) + " |")
     cells = [f"{p['refused']} of {p['wide']}" for p in passes.values()]
-    print("| objects wider than the stroke refused (never tried) | " + " | ".join(cells) + " |")
+    print("| objects wider than the stroke within the pads' length of the top, refused (never "
+          "tried) | " + " | ".join(cells) + " |")
     cells = [str(p["unattributed"]) for p in passes.values()]
     print(f"| grasps on no object's footprint (within {ATTRIBUTION_M * 1e3:.0f} mm; left out) | "
           + " | ".join(cells) + " |")
@@ -572,7 +584,8 @@ def main(argv: list[str] | None = None) -> int:
     kw = dict(measure=args.measure, pad_friction=args.pad_friction,
               join_touching=not args.no_join_touching, deep_insertion_m=args.deep_insertion,
               cell_file=args.cell)
-    stroke_m = cell_config(args.seed, out, None, args.cell, None).gripper.open_width_m
+    jaw_config = cell_config(args.seed, out, None, args.cell, None).gripper
+    stroke_m, reach_m = jaw_config.open_width_m, jaw_config.pad_length_m
     if args.soak:
         rss0 = rss_mib()
         print(f"| soak start | RSS {rss0:.0f} MiB | | |", flush=True)
@@ -609,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
         ablation_table(recs)
         latency_table(recs, walls)
     if args.best:
-        btruth = Truth(stroke_m)
+        btruth = Truth(stroke_m, reach_m)
         brecs, bwalls, btables = run(args.best, "best", args.seed + 1, args.ycb, image,
                                      out / "best", truth=btruth, **kw)
         dump(brecs, out / "best.jsonl", btables)
@@ -625,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
         latency_table(brecs, bwalls)
         passes = {f"the loop's score ({args.measure})": objects_summary(brecs, btruth)}
         if args.compare:
-            ctruth = Truth(stroke_m)
+            ctruth = Truth(stroke_m, reach_m)
             crecs, _, ctables = run(args.best, "best", args.seed + 1, args.ycb, image,
                                     out / f"best_{args.compare}", truth=ctruth,
                                     **{**kw, "measure": args.compare})

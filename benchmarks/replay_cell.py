@@ -13,8 +13,12 @@ Run from the repository root:
     .venv/bin/python -m benchmarks.replay_cell OUT/validate [OUT2/validate ...] \\
         [--as-run join_touching=false] --variant join_touching=true --variant density_kg_m3=1000
 
-Each --variant is a list of scoring settings (the cell file's ``scoring`` keys, YAML values,
-comma-separated) on top of --as-run, the settings the runs had where not the defaults; the
+A run of another jaw replays on its cell file (``--cell benchmarks/jaws/short_pad.yaml
+[--pad-friction 0.5]``, as bench_cell ran it); ``--label mug`` keeps one kind's trials and
+``--per-trial`` prints each trial's logged and replayed scores (a gripper key such as the
+palm's size is compared by replaying with two cell files). Each --variant is a list of
+scoring settings (the cell file's ``scoring`` keys, YAML values, comma-separated) on top of
+--as-run, the settings the runs had where not the defaults; the
 image size must be the runs' (--image, default 640x480).
 """
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_cell import auc, clustered_bootstrap, kind_of
+from benchmarks.bench_cell import auc, cell_config, clustered_bootstrap, kind_of
 
 
 def parse_variant(text: str) -> dict[str, object]:
@@ -44,14 +48,16 @@ def parse_variant(text: str) -> dict[str, object]:
     return out
 
 
-def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], limit: int = 0):
-    """(records, scores): the graded trials of the logs, and per variant their scores (NaN
-    where the replay found nothing to score)."""
+def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], limit: int = 0,
+           cell_file: str | None = None, labels: tuple[str, ...] = (),
+           pad_friction: float | None = None):
+    """(records, scores): the graded trials of the logs (only those of the labels given, if
+    any), and per variant their scores (NaN where the replay found nothing to score), on the
+    built-in cell or the one cell_file describes (its jaw; pad_friction as bench_cell's)."""
     import msgspec
     from tqdm import tqdm
 
-    from onboard import (CameraConfig, PickingCell, TrialLog, TrialLogError, config_hash,
-                         sim_cell_file)
+    from onboard import CameraConfig, PickingCell, TrialLog, TrialLogError, config_hash
 
     recs = []
     for d in log_dirs:
@@ -60,12 +66,13 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
                              f"bench_cell's OUT/validate folder")
         log = TrialLog(d)
         recs += [(log, r) for r in log.records()
-                 if r.success is not None and r.T_base_tcp is not None]
+                 if r.success is not None and r.T_base_tcp is not None
+                 and (not labels or r.object_label in labels)]
     recs = recs[:limit] if limit else recs
     if not recs:
         raise SystemExit(f"replay_cell: no graded trial with a grasp pose in "
                          f"{', '.join(map(str, log_dirs))}")
-    base = sim_cell_file(seed=0, log_dir=tempfile.mkdtemp(prefix="replay_"))
+    base = cell_config(0, Path(tempfile.mkdtemp(prefix="replay_")), None, cell_file, pad_friction)
     base = msgspec.structs.replace(base, camera=CameraConfig(width_px=image[0], height_px=image[1]))
     scores = np.full((len(variants), len(recs)), np.nan)
     with PickingCell(base, config_hash(base)) as cell:
@@ -93,6 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", action="append", default=[], help="scoring settings KEY=VALUE,...")
     p.add_argument("--image", default="640x480", help="the runs' camera size, WxH")
     p.add_argument("--limit", type=int, default=0, help="only the first N graded trials")
+    p.add_argument("--cell", default=None, metavar="FILE",
+                   help="the cell file the runs had (its jaw; default the built-in cell)")
+    p.add_argument("--pad-friction", type=float, default=None,
+                   help="the pad friction the runs had, as bench_cell's (default the cell's)")
+    p.add_argument("--label", action="append", default=[],
+                   help="only the trials on objects of this label (repeatable)")
+    p.add_argument("--per-trial", action="store_true",
+                   help="also print each trial's outcome, logged and replayed scores")
     args = p.parse_args(argv)
     image = tuple(int(v) for v in args.image.lower().split("x"))
     as_run = parse_variant(args.as_run)
@@ -105,11 +120,22 @@ def main(argv: list[str] | None = None) -> int:
             parse_cell_file(yaml.safe_dump({"scoring": v}), "--variant")
         except CellFileError as exc:
             raise SystemExit(f"replay_cell: {exc}") from None
-    recs, scores = replay(args.logs, variants, image, args.limit)
+    recs, scores = replay(args.logs, variants, image, args.limit, args.cell, tuple(args.label),
+                          args.pad_friction)
     ok = np.array([bool(r.success) for r in recs])
     logged = np.array([r.score for r in recs], float)
     kinds = np.array([kind_of(r.object_label) for r in recs])
-    print(f"# replay of {len(recs)} graded trials from {', '.join(map(str, args.logs))}\n")
+    print(f"# replay of {len(recs)} graded trials from {', '.join(map(str, args.logs))}"
+          f"{' on ' + args.cell if args.cell else ''}\n")
+    if args.per_trial:
+        print("| trial | object | outcome | error | logged | " +
+              " | ".join(f"variant {i}" for i in range(len(variants))) + " |")
+        print("|---|---|---|---|---|" + "---|" * len(variants))
+        for k, r in enumerate(recs):
+            print(f"| {r.trial_id} | {r.object_label} | {'held' if r.success else 'failed'} | "
+                  f"{(r.error or '')[:60]} | {r.score:.3f} | "
+                  + " | ".join(f"{scores[v, k]:.3f}" for v in range(len(variants))) + " |")
+        print()
     good = np.isfinite(scores[0])
     if not good.any():
         raise SystemExit("replay_cell: no trial could be scored again (see the lines above)")

@@ -57,7 +57,12 @@ class GripperConfig(_Strict):
     direction, open_width_m between the pads, pad_length_m along the approach, tcp_to_tip_m
     from the TCP to the fingertips along the approach, finger_thickness_m from a pad's face to
     its finger's back along the closing direction (pad and finger body), pad_thickness_m the
-    pad's part of it, finger_length_m from the fingertips to the palm along the approach;
+    pad's part of it, finger_length_m from the fingertips to the palm along the approach,
+    palm_width_m the hand's width across the closing direction where the fingers meet it (None:
+    as wide as the fingers; the scorer keeps the palm off anything taller than the fingers
+    under it) and palm_length_m its length along the closing direction (None: the open
+    fingers with their bodies; read with palm_width_m only); the simulated jaw's palm is
+    finger_width_m + 20 mm by open_width_m + 2 finger_thickness_m + 20 mm whatever these say;
     force_n per pad and the pads' friction coefficient (the depth terms of the score use
     both). pad_friction None: sim.pad_friction on the simulated jaw, else 1.0 (jaw_friction).
     On the simulated jaw ("sim_jaw") every one of these keys builds the jaw itself."""
@@ -71,6 +76,8 @@ class GripperConfig(_Strict):
     pad_thickness_m: float = 0.004
     tcp_to_tip_m: float = 0.0175
     finger_length_m: float = 0.06
+    palm_width_m: float | None = None
+    palm_length_m: float | None = None
     force_n: float = 40.0
     pad_friction: float | None = None
     speed_mps: float = 0.1
@@ -192,7 +199,7 @@ class CellConfig(_Strict):
 _POSITIVE = {
     "camera.timeout_s", "camera.fps", "camera.width_px", "camera.height_px",
     "gripper.finger_width_m", "gripper.open_width_m", "gripper.pad_length_m", "gripper.force_n",
-    "gripper.finger_length_m",
+    "gripper.finger_length_m", "gripper.palm_width_m", "gripper.palm_length_m",
     "gripper.speed_mps", "gripper.timeout_s", "arm.speed_mps", "arm.approach_speed_mps",
     "scoring.metres_per_px", "scoring.n_lines", "scoring.top_k", "sim.pad_friction",
     "gripper.pad_friction", "scoring.density_kg_m3",
@@ -315,6 +322,8 @@ def _check_values(config: CellConfig, source: str) -> None:
         v = _get(config, key)
         if v is None and key.endswith("pad_friction"):
             continue  # taken from the other pad_friction key (jaw_friction)
+        if v is None and key in ("gripper.palm_width_m", "gripper.palm_length_m"):
+            continue  # the fingers' band
         if not (math.isfinite(v) and v > 0):
             raise CellFileError(f"{source}: key {key!r} must be > 0, got {v!r}")
     for key in _NON_NEGATIVE:

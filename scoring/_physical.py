@@ -9,8 +9,11 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
 
 - body : 0 when the finger bodies behind the pads (their thickness along the closing
   direction, beyond the open fingers) would land on anything above the fingertips, or when
-  anything between the open fingers stands higher above the fingertips than the fingers are
-  long (the palm would land on it: an upright bottle's cap above a grasp on its shoulder).
+  anything under the palm stands higher above the fingertips than the fingers are long (the
+  palm would land on it: an upright bottle's cap above a grasp on its shoulder, a lying mug's
+  body beside a grasp on its handle). The palm's footprint is the band between the open
+  fingers, as wide as the fingers; with ``JawLimits.palm_width_m`` (and ``palm_length_m``) it
+  is the palm's own rectangle (default length: the open fingers with their bodies).
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
   it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
@@ -37,6 +40,11 @@ from ._checks import check_positive
 
 G = 9.81  # m/s²
 BODY_STEP_PX = 2  # sampling of the finger bodies' band, pixels
+# the depth silhouette's outline runs up to two camera pixels (about 2.5 mm at 0.7 m) wide of
+# an object, at its depth (vision/_width.py): a palm of its own size is taken to land on a
+# neighbour only where it overlaps it by more than that (a palm grazing the outline of a
+# lying mug's body held in the simulated cell; one 6 mm over it was stopped)
+PALM_OUTLINE_BIAS_M = 0.0025
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,10 @@ class JawLimits:
     pad_length_m : the pad's extent along the approach. force_n : squeezing force per pad.
     friction : pad-object friction coefficient μ. finger_length_m : the fingers' free length
     from the fingertips to the palm along the approach (inf: no palm check).
+    palm_width_m : the hand's width across the closing direction where the fingers meet it
+    (NaN: as wide as the fingers); a palm wider than the fingers lands on things beside them.
+    palm_length_m : its length along the closing direction (NaN: the open fingers with their
+    bodies); used with palm_width_m only.
     """
 
     stroke_m: float = 0.085
@@ -56,10 +68,15 @@ class JawLimits:
     force_n: float = 40.0
     friction: float = 1.0
     finger_length_m: float = 0.06
+    palm_width_m: float = math.nan
+    palm_length_m: float = math.nan
 
     def __post_init__(self) -> None:
         for name in ("stroke_m", "pad_length_m", "force_n", "friction"):
             check_positive(getattr(self, name), name, "JawLimits")
+        for name in ("palm_width_m", "palm_length_m"):
+            if not math.isnan(getattr(self, name)):
+                check_positive(getattr(self, name), name, "JawLimits")
         check_positive(self.finger_length_m, "finger_length_m", "JawLimits", allow_inf=True)
         check_positive(self.finger_thickness_m, "finger_thickness_m", "JawLimits", allow_zero=True)
 
@@ -176,14 +193,26 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     with np.errstate(invalid="ignore"):
         if not np.any(np.asarray(view.height_m) > palm_m):
             palm_m = math.inf  # nothing that tall in view: no candidate's palm can land
+    body_px = (jaw.finger_thickness_m + params.body_margin_m) / m
+    # a palm wider than the fingers: its own footprint, checked after the kernel's bodies
+    wide_palm = math.isfinite(jaw.palm_width_m) and math.isfinite(palm_m)
     depth_kernel(np.ascontiguousarray(image, np.uint8),
                  np.ascontiguousarray(view.height_m, np.float32), footprint,
                  np.asarray(x, np.float64), np.asarray(y, np.float64),
                  np.asarray(theta, np.float64), np.asarray(contact_left, np.float64),
                  np.asarray(contact_right, np.float64), 0.5 * float(open_width_px),
                  np.asarray(line_offsets_px, np.float64),
-                 (jaw.finger_thickness_m + params.body_margin_m) / m, params.contact_probe_m / m,
-                 palm_m, centre, body, h, undercut_px, lever_px)
+                 body_px, params.contact_probe_m / m,
+                 math.inf if wide_palm else palm_m, centre, body, h, undercut_px, lever_px)
+    if wide_palm:
+        half_r = 0.5 * float(open_width_px)
+        half_len = half_r + body_px if math.isnan(jaw.palm_length_m) else \
+            max((0.5 * jaw.palm_length_m - PALM_OUTLINE_BIAS_M) / m, half_r)
+        half_wid = max((0.5 * jaw.palm_width_m - PALM_OUTLINE_BIAS_M) / m,
+                       float(np.max(np.abs(line_offsets_px))))
+        body |= palm_kernel(np.ascontiguousarray(view.height_m, np.float32),
+                            np.asarray(x, np.float64), np.asarray(y, np.float64),
+                            np.asarray(theta, np.float64), half_len, half_wid, palm_m)
     h = np.minimum(h, jaw.pad_length_m)
     s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
     width = np.asarray(width_px, np.float64)
@@ -278,6 +307,46 @@ def _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m):
                 if height[row, col] > palm_m:  # NaN compares False
                     return True
     return False
+
+
+def _samples(half: float) -> np.ndarray:
+    """Offsets from -half to half every BODY_STEP_PX, both ends included (pixels)."""
+    inner = np.arange(-half, half, BODY_STEP_PX)
+    return np.append(inner, half)
+
+
+@nb.njit(cache=True, parallel=True)
+def _palm_kernel(height, xs, ys, ts, along, across, palm_m, out):
+    """Per candidate: whether anything in the palm's footprint (offsets along the closing
+    direction and across it, pixels) stands more than palm_m above the fingertips."""
+    for k in nb.prange(xs.shape[0]):
+        c, s = np.cos(ts[k]), np.sin(ts[k])
+        hit = False
+        for a in across:
+            bx = xs[k] - a * s
+            by = ys[k] + a * c
+            for j in along:
+                col = int(np.floor(bx + j * c + 0.5))
+                row = int(np.floor(by + j * s + 0.5))
+                if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
+                    if height[row, col] > palm_m:  # NaN compares False
+                        hit = True
+                        break
+            if hit:
+                break
+        out[k] = hit
+
+
+def palm_kernel(height: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
+                half_length_px: float, half_width_px: float, palm_m: float) -> np.ndarray:
+    """(N,) bool: whether the palm of candidate (x, y, θ), a rectangle half_length_px along
+    the closing direction and half_width_px across it each way from the centre, would land on
+    anything more than palm_m (metres) above the fingertips (heights in metres, NaN unseen);
+    sampled every BODY_STEP_PX and at the edges."""
+    out = np.zeros(len(x), np.bool_)
+    _palm_kernel(height, x, y, theta, _samples(half_length_px), _samples(half_width_px),
+                 palm_m, out)
+    return out
 
 
 @nb.njit(cache=True, parallel=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 
 import numpy as np
@@ -220,7 +221,9 @@ def _fingers(config: CellConfig) -> tuple[GripperProjection, JawLimits]:
     jaw = JawLimits(stroke_m=cal.opening_m if cal else g.open_width_m,
                     finger_thickness_m=g.finger_thickness_m,
                     pad_length_m=g.pad_length_m, force_n=g.force_n,
-                    friction=jaw_friction(config), finger_length_m=g.finger_length_m)
+                    friction=jaw_friction(config), finger_length_m=g.finger_length_m,
+                    palm_width_m=math.nan if g.palm_width_m is None else g.palm_width_m,
+                    palm_length_m=math.nan if g.palm_length_m is None else g.palm_length_m)
     return projection, jaw
 
 

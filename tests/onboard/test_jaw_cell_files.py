@@ -51,6 +51,11 @@ def test_the_short_pad_jaws_cell_file_builds_that_jaw_in_the_cell_and_the_scorer
         assert jaw.finger_thickness_m == pytest.approx(0.016)
         assert jaw.friction == pytest.approx(0.5)  # sim.pad_friction drives the scorer too
         assert cell.loop.projection.finger_width_px == pytest.approx(13.0)
+        # the palm: 137 x 33 mm in the simulated jaw (open fingers with their bodies and
+        # fingers' width, + 10 mm each side), and the scorer's palm check as large
+        # (gripper.palm_length_m, gripper.palm_width_m)
+        assert tuple(2.0 * _geom_size(m, "palm")[:2]) == pytest.approx((0.137, 0.033), abs=1e-6)
+        assert (jaw.palm_length_m, jaw.palm_width_m) == pytest.approx((0.137, 0.033))
 
 
 def test_the_wide_jaws_cell_file_opens_140_mm():
@@ -101,3 +106,9 @@ def test_the_pads_length_bounds_the_insertion_of_both_searches_on_a_bottle(tmp_p
     depths = [r.features["insertion_m"] for r in recs if "insertion_m" in r.features]
     assert depths, [(r.outcome, r.error) for r in recs]
     assert max(depths) <= 0.020 + 1e-9, depths
+
+
+def test_a_palm_width_that_is_not_positive_is_refused_naming_the_key():
+    text = (JAWS / "short_pad.yaml").read_text().replace("palm_width_m: 0.033", "palm_width_m: 0")
+    with pytest.raises(CellFileError, match="gripper.palm_width_m"):
+        parse_cell_file(text, "short_pad.yaml")

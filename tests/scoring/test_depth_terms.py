@@ -198,3 +198,69 @@ def test_bad_depth_inputs_are_named():
 def test_jaw_limits_refuse_a_finger_length_that_is_not_a_positive_number(bad):
     with pytest.raises(ValueError, match=r"JawLimits: finger_length_m must be"):
         dataclasses.replace(JAW, finger_length_m=bad)
+
+
+@pytest.mark.parametrize("edge_px, height_m, palm_width_m, blocked", [
+    (19, 0.08, 0.05, True),        # 6 mm under a 50 mm palm (half 25 mm): it lands
+    (30, 0.08, 0.05, False),       # a gap wider than the palm: it passes beside
+    (24, 0.08, 0.05, False),       # 1 mm under it: within the outline's bias, a graze
+    (19, 0.03, 0.05, False),       # lower than the 60 mm fingers: the palm stays above it
+    (19, 0.08, math.nan, False),   # no palm width: the palm is the fingers' band, clear
+])
+def test_a_palm_wider_than_the_fingers_lands_on_a_tall_neighbour_beside_them(
+        edge_px, height_m, palm_width_m, blocked):
+    """A 20 px bar grasped across (fingers 22 px wide, centred on it) beside a neighbour
+    standing height_m above the fingertips whose near edge is edge_px from the grasp's
+    centre line, outside the fingers' band: a palm wider than the fingers lands on it when
+    it is taller than the fingers are long and under the palm by more than the silhouette's
+    outline bias (a lying mug's body beside a grasp on its handle)."""
+    bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
+    neighbour = rectangle(SHAPE, (150.0 + edge_px + 15.0, 110.0), 30, 100)
+    image = bar | neighbour
+    h = np.where(neighbour, height_m, np.where(bar, 0.02, np.nan)).astype(np.float32)
+    jaw = dataclasses.replace(JAW, palm_width_m=palm_width_m)
+    sc = score_candidates(image, *across_box(), PROJ, target=bar, jaw=jaw, depth=DepthView(h, M))
+    assert sc.tan_score[0] > 0.9
+    assert bool(sc.body_collision[0]) is blocked, (edge_px, height_m, palm_width_m)
+    assert bool(sc.score[0] == 0.0) is blocked
+
+
+def test_a_palm_width_that_is_not_positive_is_refused_by_name():
+    with pytest.raises(ValueError, match="palm_width_m"):
+        JawLimits(palm_width_m=-0.03)
+
+
+def test_a_palm_longer_than_the_open_fingers_lands_on_a_tall_neighbour_beyond_them():
+    """A neighbour 80 mm tall just beyond a finger's back (along the closing direction,
+    outside the finger bodies' band) is under a 140 mm palm (70 mm each way, less the outline
+    bias) but not under the default palm, the open fingers with their bodies."""
+    bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
+    neighbour = rectangle(SHAPE, (150.0, 172.0 + 15.0), 20, 30)   # near edge 62 px out
+    image = bar | neighbour
+    h = np.where(neighbour, 0.08, np.where(bar, 0.02, np.nan)).astype(np.float32)
+    for length_m, blocked in ((math.nan, False), (0.14, True), (0.12, False)):
+        jaw = dataclasses.replace(JAW, palm_width_m=0.03, palm_length_m=length_m)
+        sc = score_candidates(image, *across_box(), PROJ, target=bar, jaw=jaw,
+                              depth=DepthView(h, M))
+        assert sc.tan_score[0] > 0.9
+        assert bool(sc.body_collision[0]) is blocked, length_m
+
+
+@pytest.mark.parametrize("hole_px, fits", [(16, False), (32, True)])
+def test_a_finger_descends_into_a_hole_only_when_the_hole_is_wider_than_the_finger(hole_px, fits):
+    """A 100 x 60 plate with a 26 px long slot hole_px wide; the grasp puts its left finger
+    (22 px wide, its 14 mm body behind it) into the slot and pinches the wall between the slot
+    and the plate's right edge. A slot narrower than the finger is no place to descend: the
+    finger lands on the plate (score 0); a wide enough one takes it, body and all."""
+    plate = rectangle(SHAPE, (150.0, 110.0), 100, 60)
+    slot = rectangle(SHAPE, (117.0, 110.0), 26, hole_px)
+    target = plate & ~slot
+    x, y, t = np.array([165.0]), np.array([110.0]), np.array([0.0])  # closing along the rows
+    sc = score_candidates(target, x, y, t, PROJ, target=target, jaw=JAW,
+                          depth=DepthView(heights(target, 0.02), M))
+    assert bool(sc.score[0] > 0.3) is fits, (hole_px, float(sc.score[0]))
+    if fits:
+        assert not sc.body_collision[0] and not sc.collision[0]
+        assert sc.width_px[0] == pytest.approx(70.0, abs=1.5)  # slot edge (130) to plate edge (200)
+    else:
+        assert sc.score[0] == 0.0 and (sc.collision[0] or sc.body_collision[0])
