@@ -18,6 +18,7 @@ from scoring import MEASURES
 
 CELL_FILE_VERSION = 1
 DEFAULT_PORT = 50600   # the endpoint's TCP port when neither --port nor the cell file names one
+SIM_PALM_MARGIN_M = 0.02  # the simulated jaw's palm overhangs its fingers by 10 mm on each side
 STAGES = ("capture", "segment", "silhouette", "search", "choose", "approach", "grip",
           "after_image", "lift", "place", "log")
 
@@ -62,7 +63,8 @@ class GripperConfig(_Strict):
     as wide as the fingers; the scorer keeps the palm off anything taller than the fingers
     under it) and palm_length_m its length along the closing direction (None: the open
     fingers with their bodies; read with palm_width_m only); the simulated jaw's palm is
-    finger_width_m + 20 mm by open_width_m + 2 finger_thickness_m + 20 mm whatever these say;
+    finger_width_m + 20 mm by open_width_m + 2 finger_thickness_m + 20 mm whatever these say,
+    and its scorer takes that palm when they are not given (palm_m);
     force_n per pad and the pads' friction coefficient (the depth terms of the score use
     both). pad_friction None: sim.pad_friction on the simulated jaw, else 1.0 (jaw_friction).
     On the simulated jaw ("sim_jaw") every one of these keys builds the jaw itself."""
@@ -82,6 +84,18 @@ class GripperConfig(_Strict):
     pad_friction: float | None = None
     speed_mps: float = 0.1
     timeout_s: float = 5.0
+
+    def palm_m(self) -> tuple[float, float]:
+        """The palm the scorer keeps off tall things, (width, length) in metres: the keys when
+        given (the length defaulting to the open fingers with their bodies); on the simulated
+        jaw without them, the palm the simulator builds (20 mm wider than the fingers, 20 mm
+        longer than the open fingers with their bodies); else NaN (as wide as the fingers)."""
+        if self.palm_width_m is not None:
+            return self.palm_width_m, math.nan if self.palm_length_m is None else self.palm_length_m
+        if self.model == "sim_jaw":
+            return (self.finger_width_m + SIM_PALM_MARGIN_M,
+                    self.open_width_m + 2.0 * self.finger_thickness_m + SIM_PALM_MARGIN_M)
+        return math.nan, math.nan
 
 
 class ArmConfig(_Strict):

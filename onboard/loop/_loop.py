@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import time
 
 import numpy as np
@@ -222,8 +221,7 @@ def _fingers(config: CellConfig) -> tuple[GripperProjection, JawLimits]:
                     finger_thickness_m=g.finger_thickness_m,
                     pad_length_m=g.pad_length_m, force_n=g.force_n,
                     friction=jaw_friction(config), finger_length_m=g.finger_length_m,
-                    palm_width_m=math.nan if g.palm_width_m is None else g.palm_width_m,
-                    palm_length_m=math.nan if g.palm_length_m is None else g.palm_length_m)
+                    palm_width_m=g.palm_m()[0], palm_length_m=g.palm_m()[1])
     return projection, jaw
 
 

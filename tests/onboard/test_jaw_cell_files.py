@@ -1,5 +1,6 @@
 """A jaw described by the cell file alone: every gripper key and the pad friction reach both
 the simulated cell's jaw (its MuJoCo model) and the scorer's jaw limits."""
+import math
 from pathlib import Path
 
 import msgspec
@@ -112,3 +113,12 @@ def test_a_palm_width_that_is_not_positive_is_refused_naming_the_key():
     text = (JAWS / "short_pad.yaml").read_text().replace("palm_width_m: 0.033", "palm_width_m: 0")
     with pytest.raises(CellFileError, match="gripper.palm_width_m"):
         parse_cell_file(text, "short_pad.yaml")
+
+
+def test_the_simulated_jaw_without_palm_keys_scores_with_the_palm_the_simulator_builds():
+    built_in = parse_cell_file("")
+    assert built_in.gripper.palm_m() == pytest.approx((0.042, 0.133))  # the 2F-85's jaw
+    wide = parse_cell_file("gripper: {open_width_m: 0.14, finger_width_m: 0.03}\n")
+    assert wide.gripper.palm_m() == pytest.approx((0.05, 0.188))
+    real = parse_cell_file("gripper: {model: robotiq2f85, port: /dev/ttyUSB0}\n")
+    assert all(math.isnan(v) for v in real.gripper.palm_m())  # unknown: between the fingers only
