@@ -220,7 +220,8 @@ def _fingers(config: CellConfig) -> tuple[GripperProjection, JawLimits]:
     jaw = JawLimits(stroke_m=cal.opening_m if cal else g.open_width_m,
                     finger_thickness_m=g.finger_thickness_m,
                     pad_length_m=g.pad_length_m, force_n=g.force_n,
-                    friction=jaw_friction(config), finger_length_m=g.finger_length_m)
+                    friction=jaw_friction(config), finger_length_m=g.finger_length_m,
+                    pad_width_m=g.finger_width_m)
     return projection, jaw
 
 
