@@ -13,16 +13,27 @@ Run from the repository root:
 
     .venv/bin/python -m benchmarks.hold_physics --cell benchmarks/jaws/2f85.yaml \\
         --pad-friction 0.5 --seed 0 --levers 0,10,20,40 --heights 17
+
+``--truth RUN`` instead lays the tables of a bench_cell run again from its seed and prints the
+true mass of the object of ``--kind`` each graded trial was on, against what held:
+
+    .venv/bin/python -m benchmarks.hold_physics --cell benchmarks/jaws/2f85.yaml \
+        --pad-friction 0.5 --seed 2 --ycb ../shared/data/ycb --truth /work/jawruns/f85_0.5
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 PHASES = ("approach", "close", "lift", "hold")
+CACHE = ".graspline-cache"  # the YCB decompositions, as bench_cell's runs keep them
+LIFT_PEAK_M_S2 = 55.8  # the hand's peak acceleration in the simulated cell's lift (measured here)
 
 
 @dataclass
@@ -60,21 +71,36 @@ def _box_frame(obj, T_world_object: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return x, y, min(ext), float(verts[:, 2].max())
 
 
-def run_grasp(cell, lever_m: float, height_m: float, config) -> tuple[Trace, bool, dict]:
-    """Execute one grasp on object 0 of the cell's table; (trace, held, facts)."""
-    import mujoco
-
+def box_grasp(cell, lever_m: float, height_m: float, tcp_to_tip_m: float) -> tuple[np.ndarray, float]:
+    """(T_base_tcp, the box's width along the closing axis): a grasp straight down across the
+    narrower horizontal side of the box that is object 0, lever_m from its mass centre along
+    the grasp axis, the fingertips height_m below its top."""
     w = cell.world
-    obj = w.objects[0]
-    T_obj = w.T_world_object(0)
-    x, y, width, top = _box_frame(obj, T_obj)
-    g = config.gripper
+    x, _, width, top = _box_frame(w.objects[0], w.T_world_object(0))
     T = np.eye(4)
     z = np.array([0.0, 0.0, -1.0])
     T[:3, 0], T[:3, 1], T[:3, 2] = x, np.cross(z, x), z
-    com = w.data.xipos[w.object_body[0]].copy()
-    T[:3, 3] = com + lever_m * T[:3, 1]
-    T[2, 3] = top - height_m + g.tcp_to_tip_m
+    T[:3, 3] = w.data.xipos[w.object_body[0]] + lever_m * T[:3, 1]
+    T[2, 3] = top - height_m + tcp_to_tip_m
+    return T, width
+
+
+def run_grasp(cell, lever_m: float, height_m: float, config) -> tuple[Trace, bool, dict]:
+    """Execute one grasp on the box that is object 0 of the cell's table (box_grasp);
+    (trace, held, facts)."""
+    T, width = box_grasp(cell, lever_m, height_m, config.gripper.tcp_to_tip_m)
+    tr, held, facts = execute(cell, T, config, 0)
+    return tr, held, {**facts, "width_mm": width * 1e3}
+
+
+def execute(cell, T: np.ndarray, config, k: int) -> tuple[Trace, bool, dict]:
+    """Execute the grasp T_base_tcp on object k of the cell's table as the loop does,
+    recording every step; (trace, held, facts)."""
+    import mujoco
+
+    w = cell.world
+    obj = w.objects[k]
+    g = config.gripper
     tr = Trace()
     phase = ["approach"]
     m, d = w.model, w.data
@@ -84,7 +110,7 @@ def run_grasp(cell, lever_m: float, height_m: float, config) -> tuple[Trace, boo
     step0 = cell.step
 
     def T_tcp_obj() -> np.ndarray:
-        return np.linalg.inv(w.T_world_tcp()) @ w.T_world_object(0)
+        return np.linalg.inv(w.T_world_tcp()) @ w.T_world_object(k)
 
     ref: list[np.ndarray] = []
 
@@ -99,7 +125,7 @@ def run_grasp(cell, lever_m: float, height_m: float, config) -> tuple[Trace, boo
                 g1, g2 = int(c.geom1), int(c.geom2)
                 pad = g1 if g1 in left or g1 in right else g2 if g2 in left or g2 in right else -1
                 other = g2 if pad == g1 else g1
-                if pad < 0 or inst[other] != 1:
+                if pad < 0 or inst[other] != k + 1:
                     continue
                 mujoco.mj_contactForce(m, d, i, force6)
                 if pad in left:
@@ -136,19 +162,18 @@ def run_grasp(cell, lever_m: float, height_m: float, config) -> tuple[Trace, boo
         moved = arm.approach(T, a.pregrasp_m, speed_mps=a.speed_mps,
                              approach_speed_mps=a.approach_speed_mps)
         if not moved.reached:
-            return tr, False, {"error": moved.message, "width_mm": width * 1e3}
+            return tr, False, {"error": moved.message, "mass_kg": obj.mass_kg}
         phase[0] = "close"
         grip.grasp(0.0, g.speed_mps, g.force_n)
-        z0 = w.T_world_object(0)[2, 3]
+        z0 = w.T_world_object(k)[2, 3]
         phase[0] = "lift"
         arm.lift(a.lift_m, speed_mps=a.approach_speed_mps * 2)
         phase[0] = "hold"
         step(int(round(a.hold_s / m.opt.timestep)))
-        held = bool(w.T_world_object(0)[2, 3] > z0 + 0.5 * a.lift_m)
+        held = bool(w.T_world_object(k)[2, 3] > z0 + 0.5 * a.lift_m)
     finally:
         cell.step = step0
-    return tr, held, {"mass_kg": obj.mass_kg, "width_mm": width * 1e3,
-                      "weight_n": obj.mass_kg * 9.81}
+    return tr, held, {"mass_kg": obj.mass_kg, "weight_n": obj.mass_kg * 9.81}
 
 
 def _rotvec(R: np.ndarray) -> np.ndarray:
@@ -179,6 +204,48 @@ def summary(tr: Trace, dt: float) -> dict:
     return out
 
 
+def true_masses(run: Path, settings, seed: int, kind: str) -> list[tuple[dict, float]]:
+    """(logged trial, the true mass of the object of ``kind`` on its table, kg) for the graded
+    trials of that kind in a bench_cell run (RUN/validate.jsonl): the tables are laid again
+    from the run's seed (the cell's random draws lay them and nothing else), so each table's
+    objects are the run's, as laid. Tables with two objects of the kind are left out."""
+    from offline_sim.cell import SimCell
+
+    rows = [json.loads(line) for line in (run / "validate.jsonl").read_text().splitlines()]
+    graded = [r for r in rows if r["success"] is not None and r["score"] is not None
+              and r["label"].split("@")[0] == kind]
+    need = {r["table"] for r in graded}
+    masses: dict[int, list[float]] = {}
+    cell = SimCell(settings, seed=seed, cache_dir=CACHE)
+    try:
+        while cell.tables <= max(need, default=0):
+            if cell.tables in need:
+                masses[cell.tables] = [o.mass_kg for o in cell.world.objects if o.name == kind]
+            cell.new_table()
+    finally:
+        cell.close()
+    return [(r, masses[r["table"]][0]) for r in graded if len(masses[r["table"]]) == 1]
+
+
+def print_true_masses(run: Path, settings, seed: int, kind: str, limit_kg: float) -> None:
+    """Held / tried per score level for objects under and over limit_kg, and the top level's
+    trials one per line."""
+    out = true_masses(run, settings, seed, kind)
+    print(f"{run.name}: {len(out)} graded {kind} trials, true masses from the tables laid again")
+    for lo in (0.0, 0.6, 0.8):
+        sel = [(bool(r["success"]), m) for r, m in out if r["score"] >= lo]
+        light = [ok for ok, m in sel if m <= limit_kg]
+        heavy = [ok for ok, m in sel if m > limit_kg]
+        print(f"  score >= {lo}: true mass <= {limit_kg:.2f} kg held {sum(light)} of {len(light)}; "
+              f"heavier held {sum(heavy)} of {len(heavy)}")
+    for r, m in sorted(out, key=lambda t: -t[0]["score"]):
+        if r["score"] >= 0.8:
+            f = r["features"]
+            print(f"  score {r['score']:.2f} {'held' if r['success'] else 'FAIL'} true mass {m:.2f} kg "
+                  f"(the score's guess {f.get('mass_kg', math.nan):.2f}) lever "
+                  f"{f.get('lever_m', math.nan) * 1e3:.0f} mm {r['error'][:50]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print one line per grasp: lever, height, mass, held, contacts and forces per phase."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -189,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--levers", default="0,10,20,40", help="mm, comma-separated")
     p.add_argument("--heights", default="17", help="mm of pad overlap, comma-separated")
     p.add_argument("--kind", default="heavy_box")
+    p.add_argument("--truth", type=Path, metavar="RUN", default=None,
+                   help="instead: the true masses of RUN's graded trials of --kind (a bench_cell "
+                        "--out folder run with --cell and --seed as given here; --ycb as it had)")
+    p.add_argument("--ycb", default=None, help="the YCB folder the --truth run had")
     args = p.parse_args(argv)
     from offline_sim.cell import SimCell, SimCellSettings
     from onboard import load_cell_file
@@ -202,6 +273,15 @@ def main(argv: list[str] | None = None) -> int:
                                pad_thickness_m=g.pad_thickness_m,
                                finger_thickness_m=g.finger_thickness_m - g.pad_thickness_m,
                                tcp_to_tip_m=g.tcp_to_tip_m, pad_friction=mu, depth_noise=False)
+    if args.truth is not None:
+        full = dataclasses.replace(settings, objects_per_table=tuple(config.sim.objects_per_table),
+                                   builtin=SimCellSettings.builtin,
+                                   random_primitives=SimCellSettings.random_primitives,
+                                   ycb_dir=args.ycb, depth_noise=config.sim.depth_noise)
+        # the pads hold m (g + a) <= 2 μ F through the simulated lift's 55.8 m/s² steps
+        print_true_masses(args.truth, full, args.seed, args.kind,
+                          2.0 * mu * g.force_n / (9.81 + LIFT_PEAK_M_S2))
+        return 0
     levers = [float(v) * 1e-3 for v in args.levers.split(",")]
     heights = [float(v) * 1e-3 for v in args.heights.split(",")]
     print(f"# {args.cell} mu {mu} force {g.force_n} N per pad, pad {g.finger_width_m*1e3:.0f} x "
@@ -212,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     for b in range(args.boxes):
         for lev in levers:
             for h in heights:
-                cell = SimCell(settings, seed=args.seed + b, cache_dir=None)
+                cell = SimCell(settings, seed=args.seed + b, cache_dir=CACHE)
                 try:
                     tr, held, facts = run_grasp(cell, lev, h, config)
                     s = summary(tr, cell.world.model.opt.timestep)
