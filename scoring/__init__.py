@@ -18,8 +18,8 @@ from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseE
                        GraspTable, ObjectShape, from_blob, to_blob)
 from ._measure import (MEASURES, PreparedSilhouette, drop_off_target, grasp_region_profile,
                        prepare_silhouette, score_candidates)
-from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, narrowest_width_m,
-                        physical_terms, why_not_holdable)
+from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, mean_patch_radius_m,
+                        narrowest_width_m, physical_terms, why_not_holdable)
 from ._search import GraspSet, SearchParams, non_max_suppression, search_grasps
 from ._normals import contact_normal, disc_weights, normal_field
 from ._types import GripperProjection, MeasureParams, Scores
@@ -46,6 +46,7 @@ __all__ = [
     "PhysicalTerms",
     "drop_off_target",
     "narrowest_width_m",
+    "mean_patch_radius_m",
     "physical_terms",
     "why_not_holdable",
     "GripperProjection",

@@ -22,8 +22,9 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   the section under such a contact (the whole footprint along the closing line) is wider than
   the stroke: the pads can never reach around it, so the grasp is a wedge pinch on its top.
 - torque : 1 - τ_g / τ_max, with τ_g = M g d the gravity torque about the grasp axis (d the
-  lever of the mass centre, in the image plane) and τ_max = 2 · (2/3) μ F a the torsional
-  friction of two pads pressing with F over discs of radius a (uniform pressure).
+  lever of the mass centre, in the image plane) and τ_max = 2 μ F r̄ the torsional friction
+  of two pads pressing with F uniformly over the patch each meets: the overlap of the pad
+  and the side, contact height x pad width, whose mean distance from its centre is r̄.
 
 Object-level limits decide "no grasp" rather than a low score: a target whose narrowest
 width exceeds the stroke, or whose weight exceeds the pads' friction 2 μ F.
@@ -53,7 +54,8 @@ class JawLimits:
 
     stroke_m : the largest opening between the pads. finger_thickness_m : pad face to the
     finger's back along the closing direction (the body that must land on free space).
-    pad_length_m : the pad's extent along the approach. force_n : squeezing force per pad.
+    pad_length_m : the pad's extent along the approach. pad_width_m : the pad's extent across
+    the closing direction (the finger width). force_n : squeezing force per pad.
     friction : pad-object friction coefficient μ. finger_length_m : the fingers' free length
     from the fingertips to the palm along the approach (inf: no palm check).
     palm_width_m : the hand's width across the closing direction where the fingers meet it
@@ -68,11 +70,12 @@ class JawLimits:
     force_n: float = 40.0
     friction: float = 1.0
     finger_length_m: float = 0.06
+    pad_width_m: float = 0.022
     palm_width_m: float = math.nan
     palm_length_m: float = math.nan
 
     def __post_init__(self) -> None:
-        for name in ("stroke_m", "pad_length_m", "force_n", "friction"):
+        for name in ("stroke_m", "pad_length_m", "force_n", "friction", "pad_width_m"):
             check_positive(getattr(self, name), name, "JawLimits")
         for name in ("palm_width_m", "palm_length_m"):
             if not math.isnan(getattr(self, name)):
@@ -88,7 +91,6 @@ class DepthParams:
     min_contact_m: float = 0.003      # pad overlap scoring 0
     full_contact_m: float = 0.012     # pad overlap scoring 1
     contact_probe_m: float = 0.004    # the side's height is read this far in from the contact
-    torsion_radius_m: float = 0.006   # a: radius of each pad's pressure disc
     body_margin_m: float = 0.002      # free space wanted beyond the finger's back
     tilt_margin_full_rad: float = math.radians(20.0)  # lean this far inside atan(μ) scores 1
     tilt_margin_zero_rad: float = math.radians(5.0)   # ... this far inside scores 0
@@ -98,8 +100,7 @@ class DepthParams:
     density_kg_m3: float = 500.0      # mass of an unknown object: its seen volume times this
 
     def __post_init__(self) -> None:
-        for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "torsion_radius_m",
-                     "density_kg_m3"):
+        for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "density_kg_m3"):
             check_positive(getattr(self, name), name, "DepthParams")
         check_positive(self.body_margin_m, "body_margin_m", "DepthParams", allow_zero=True)
         check_positive(self.above_widest_m, "above_widest_m", "DepthParams", allow_zero=True)
@@ -223,9 +224,7 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     wedge = (section > jaw.stroke_m) & (undercut_px.max(axis=1) * m > params.above_widest_m)
     s_tilt = np.where(wedge, 0.0, _tilt_score(tilt, jaw.friction, params))
     lever = lever_px * m
-    tau_max = 2.0 * (2.0 / 3.0) * jaw.friction * jaw.force_n * params.torsion_radius_m
-    ratio = (view.mass_kg * G * lever / tau_max) if math.isfinite(view.mass_kg) \
-        else np.zeros_like(lever)
+    ratio = _torque_ratio(view.mass_kg, lever, h, jaw)
     s_t = np.clip(1.0 - ratio, 0.0, 1.0)
     s_c = np.where(np.isfinite(s_c), s_c, 0.0)
     s_t = np.where(np.isfinite(s_t), s_t, 1.0)  # no mass centre known: no torque term
@@ -233,6 +232,36 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     f32 = lambda a: np.asarray(a, np.float32)  # noqa: E731
     return PhysicalTerms(body, f32(h), f32(tilt), f32(section), f32(lever), f32(ratio), f32(s_c),
                          f32(s_t), f32(s_tilt), f32(factor))
+
+
+def mean_patch_radius_m(height_m: np.ndarray, width_m: float) -> np.ndarray:
+    """(N,) metres: the mean distance from its centre of a height_m x width_m rectangle (the
+    pad/side overlap), the lever arm of its torsional friction under uniform pressure; NaN
+    where the height is not positive or unknown.
+
+    Over the quarter [0, p] x [0, q] (half sides), ∫∫ r = (2 p q d + p³ ln((q + d) / p)
+    + q³ ln((p + d) / q)) / 6 with d = √(p² + q²); divided by its area p q.
+    """
+    p = 0.5 * np.asarray(height_m, np.float64)
+    q = 0.5 * float(width_m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = np.hypot(p, q)
+        r = (2.0 * p * q * d + p ** 3 * np.log((q + d) / p) + q ** 3 * np.log((p + d) / q)) \
+            / (6.0 * p * q)
+    return np.where(p > 0, r, np.nan)
+
+
+def _torque_ratio(mass_kg: float, lever_m: np.ndarray, height_m: np.ndarray,
+                  jaw: JawLimits) -> np.ndarray:
+    """(N,) τ_g / τ_max: the gravity torque of the mass about the grasp axis over the two
+    pads' torsional friction, each pad pressing with F uniformly over its overlap with the
+    side (contact height x pad width); 0 for an unknown mass, NaN without a contact height
+    or a lever (the torque term then scores 1)."""
+    if not math.isfinite(mass_kg):
+        return np.zeros_like(lever_m)
+    tau_max = 2.0 * jaw.friction * jaw.force_n * mean_patch_radius_m(height_m, jaw.pad_width_m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return mass_kg * G * lever_m / tau_max
 
 
 def _contact_tilt(width_px: np.ndarray, undercut_px: np.ndarray) -> np.ndarray:

@@ -221,6 +221,7 @@ def _fingers(config: CellConfig) -> tuple[GripperProjection, JawLimits]:
                     finger_thickness_m=g.finger_thickness_m,
                     pad_length_m=g.pad_length_m, force_n=g.force_n,
                     friction=jaw_friction(config), finger_length_m=g.finger_length_m,
+                    pad_width_m=g.finger_width_m,
                     palm_width_m=g.palm_m()[0], palm_length_m=g.palm_m()[1])
     return projection, jaw
 

@@ -50,6 +50,7 @@ def test_the_short_pad_jaws_cell_file_builds_that_jaw_in_the_cell_and_the_scorer
         assert (jaw.stroke_m, jaw.pad_length_m, jaw.finger_length_m, jaw.force_n) == \
             pytest.approx((0.085, 0.020, 0.040, 40.0))
         assert jaw.finger_thickness_m == pytest.approx(0.016)
+        assert jaw.pad_width_m == pytest.approx(0.013)  # the torque term's pad/side overlap
         assert jaw.friction == pytest.approx(0.5)  # sim.pad_friction drives the scorer too
         assert cell.loop.projection.finger_width_px == pytest.approx(13.0)
         # the palm: 137 x 33 mm in the simulated jaw (open fingers with their bodies and

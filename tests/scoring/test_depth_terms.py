@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring import (DepthParams, DepthView, GripperProjection, JawLimits, narrowest_width_m,
-                     score_candidates, search_grasps)
+from scoring import (DepthParams, DepthView, GripperProjection, JawLimits, mean_patch_radius_m,
+                     narrowest_width_m, score_candidates, search_grasps)
 from scoring.shapes import ellipse, rectangle
 
 M = 0.001  # metres per pixel
@@ -107,19 +107,70 @@ def test_contact_height_is_the_lower_side_and_capped_at_the_pad_length():
 
 
 def test_torque_ratio_is_weight_times_lever_over_two_pads_torsional_friction():
-    """A grasp 30 mm from the mass centre of a 0.4 kg bar: τ = M g d against
-    τ_max = 2 (2/3) μ F a; the same grasp through the centre has no torque."""
+    """A grasp 30 mm from the mass centre of a 0.4 kg bar 30 mm tall: τ = M g d against
+    τ_max = 2 μ F r̄, r̄ the mean radius of the 30 x 22 mm pad/side overlap; the same grasp
+    through the centre has no torque."""
     bar = rectangle(SHAPE, (160.0, 120.0), 200, 30)
-    p = DepthParams(torsion_radius_m=0.006)
     view = DepthView(heights(bar, 0.03), M, centre_of_mass_px=(160.0, 120.0), mass_kg=0.4)
     x, y, t = np.array([190.0, 160.0]), np.array([120.0, 120.0]), np.full(2, math.pi / 2)
-    sc = score_candidates(bar, x, y, t, PROJ, jaw=JAW, depth=view, depth_params=p)
-    tau_max = 2 * (2 / 3) * 1.0 * 40.0 * 0.006
+    sc = score_candidates(bar, x, y, t, PROJ, jaw=JAW, depth=view)
+    tau_max = 2 * 1.0 * 40.0 * float(mean_patch_radius_m(np.array([0.03]), 0.022)[0])
     assert sc.lever_m[0] == pytest.approx(0.030, abs=0.0011)
     assert sc.torque_ratio[0] == pytest.approx(0.4 * 9.81 * sc.lever_m[0] / tau_max, rel=1e-5)
     assert sc.score_torque[0] == pytest.approx(max(0.0, 1 - sc.torque_ratio[0]), abs=1e-6)
     assert sc.lever_m[1] < 0.0011 and sc.score_torque[1] > 0.95
     assert sc.score[0] < sc.score[1]
+
+
+def test_torque_term_reads_the_pad_width_and_the_contact_height():
+    """The torsional friction is the pads' overlap with the side: narrower pads (13 mm
+    against 22) or a lower side (10 mm against 30) leave less of it, so the same off-centre
+    grasp of the same bar has a larger torque ratio and a lower torque score."""
+    bar = rectangle(SHAPE, (160.0, 120.0), 200, 30)
+    x, y, t = np.array([190.0]), np.array([120.0]), np.array([math.pi / 2])
+
+    def ratio(jaw: JawLimits, h_m: float) -> float:
+        view = DepthView(heights(bar, h_m), M, centre_of_mass_px=(160.0, 120.0), mass_kg=0.4)
+        return float(score_candidates(bar, x, y, t, PROJ, jaw=jaw, depth=view).torque_ratio[0])
+
+    r = lambda h, w: float(mean_patch_radius_m(np.array([h]), w)[0])  # noqa: E731
+    narrow = dataclasses.replace(JAW, pad_width_m=0.013)
+    assert ratio(narrow, 0.03) > 1.1 * ratio(JAW, 0.03)
+    assert ratio(narrow, 0.03) / ratio(JAW, 0.03) == pytest.approx(r(0.03, 0.022) / r(0.03, 0.013),
+                                                                   rel=1e-5)
+    assert ratio(JAW, 0.01) > 1.5 * ratio(JAW, 0.03)
+    # a side taller than the pad is met over the pad's length only
+    assert ratio(JAW, 0.08) == pytest.approx(ratio(JAW, JAW.pad_length_m), rel=1e-5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.001, 0.1), st.floats(0.001, 0.1), st.floats(1.1, 3.0))
+def test_mean_patch_radius_is_symmetric_grows_with_each_side_and_matches_sampling(h, w, k):
+    """The overlap's mean radius: the same for h x w and w x h, larger when either side
+    grows, between a quarter (a thin strip) and a half of the diagonal, and equal to the mean
+    distance from the centre over a sampled grid."""
+    r = float(mean_patch_radius_m(np.array([h]), w)[0])
+    assert r == pytest.approx(float(mean_patch_radius_m(np.array([w]), h)[0]), rel=1e-9)
+    assert float(mean_patch_radius_m(np.array([k * h]), w)[0]) > r
+    assert float(mean_patch_radius_m(np.array([h]), k * w)[0]) > r
+    diag = math.hypot(h, w)
+    assert diag / 4 - 1e-12 <= r <= diag / 2
+    n = 201
+    u = (np.arange(n) + 0.5) / n - 0.5
+    X, Y = np.meshgrid(u * h, u * w)
+    assert r == pytest.approx(float(np.hypot(X, Y).mean()), rel=2e-3)
+
+
+def test_mean_patch_radius_of_a_square_and_of_no_contact():
+    """A square of side s: 0.3826 s (the textbook value); no height: NaN (no torque term)."""
+    assert float(mean_patch_radius_m(np.array([0.02]), 0.02)[0]) == pytest.approx(0.3826 * 0.02,
+                                                                                    rel=1e-3)
+    assert np.isnan(mean_patch_radius_m(np.array([0.0, np.nan]), 0.02)).all()
+
+
+def test_jaw_limits_refuse_a_non_positive_pad_width():
+    with pytest.raises(ValueError, match="JawLimits: pad_width_m must be finite and > 0, got 0"):
+        JawLimits(pad_width_m=0.0)
 
 
 @settings(max_examples=40, deadline=None)
