@@ -51,6 +51,7 @@ class GraspRun:
     rise_m: float = 0.0
     T_tcp: np.ndarray | None = None
     section_end: np.ndarray | None = None
+    pads_end: list[tuple[float, float, float, float]] = field(default_factory=list)
     score: float = math.nan
     tilt_deg: float = math.nan
     score_tilt: float = math.nan
@@ -160,6 +161,7 @@ def execute(cell, sim, T_plan: np.ndarray, offset_m: float, tcp_to_tip_m: float)
             del sim.step
         run.contacts = _contacts(sim)
         run.section_end = section_points(sim, T)
+        run.pads_end = _pad_boxes(sim, T)
         z0 = w.T_world_object(0)[2, 3]
         arm.lift(cfg.arm.lift_m, speed_mps=cfg.arm.approach_speed_mps * 2)
         sim.step(int(cfg.arm.hold_s / w.model.opt.timestep))
@@ -191,6 +193,21 @@ def score_at(cell, plan, T_tcp: np.ndarray, tcp_to_tip_m: float) -> tuple[float,
     return score, math.degrees(f.get("contact_tilt_rad", math.nan)), f.get("score_tilt", math.nan)
 
 
+def _pad_boxes(sim, T_tcp: np.ndarray) -> list[tuple[float, float, float, float]]:
+    """The pads now as (centre along the closing line from the TCP, centre height, half
+    extent along the closing line, half height), metres."""
+    w = sim.world
+    out = []
+    for g in list(w.pad_left) + list(w.pad_right):
+        R = w.data.geom_xmat[g].reshape(3, 3)
+        size = w.model.geom_size[g]
+        c = w.data.geom_xpos[g]
+        hx = float(np.abs(R.T @ T_tcp[:3, 0]) @ size)
+        hz = float(np.abs(R.T @ np.array([0.0, 0.0, 1.0])) @ size)
+        out.append((float((c - T_tcp[:3, 3]) @ T_tcp[:3, 0]), float(c[2]), hx, hz))
+    return out
+
+
 def lean_deg(c: Contact) -> float:
     """How far a contact normal leans out of the horizontal, degrees (+: pushing the banana
     down, the pad above the widest point)."""
@@ -216,8 +233,7 @@ def summary(r: GraspRun) -> str:
             f"| {r.score_tilt:.2f} |")
 
 
-def draw(runs: list[GraspRun], path: Path, title: str, pad_half_m: float, pad_len_m: float,
-         tcp_to_tip_m: float) -> None:
+def draw(runs: list[GraspRun], path: Path, title: str, tcp_to_tip_m: float) -> None:
     """The banana's section in the closing plane at the end of the closing, with the pads,
     the contacts and their normals (scaled by force), one panel per grasp."""
     import matplotlib
@@ -228,17 +244,12 @@ def draw(runs: list[GraspRun], path: Path, title: str, pad_half_m: float, pad_le
     fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.4), squeeze=False)
     for ax, r in zip(axes[0], runs):
         T = r.T_tcp
-        x, y, o = T[:3, 0], T[:3, 1], T[:3, 3]
+        x, o = T[:3, 0], T[:3, 3]
         ax.plot(r.section_end[:, 0] * 1e3, r.section_end[:, 1] * 1e3, ".", ms=1,
                 color="goldenrod")
-        if r.contacts:
-            sep = max(abs((c.point - o) @ x) for c in r.contacts)
-        else:
-            sep = 0.04
-        tip = o[2] - tcp_to_tip_m
-        for s in (-1, 1):
-            ax.add_patch(plt.Rectangle((s * sep * 1e3 if s > 0 else -sep * 1e3 - 4, tip * 1e3),
-                                       4, pad_len_m * 1e3, color="grey", alpha=0.5))
+        for u, z, hx, hz in r.pads_end:
+            ax.add_patch(plt.Rectangle(((u - hx) * 1e3, (z - hz) * 1e3), 2 * hx * 1e3,
+                                       2 * hz * 1e3, color="grey", alpha=0.5))
         for c in r.contacts:
             if c.force_n <= 0.05:
                 continue
@@ -251,11 +262,14 @@ def draw(runs: list[GraspRun], path: Path, title: str, pad_half_m: float, pad_le
         ax.axhline(r.widest_z_m * 1e3, ls="--", lw=0.8, color="k")
         ax.axhline(0, lw=1.5, color="k")
         held = "held" if r.rise_m > 0.05 else "not lifted"
-        ax.set_title(f"tips {r.tip_z_m * 1e3:.0f} mm, widest {r.widest_z_m * 1e3:.0f} mm\n"
-                     f"turned {math.degrees(r.max_rotation_rad):.0f}°, {held}", fontsize=8)
+        cs = [c for c in r.contacts if c.force_n > 0.05]
+        lean = sum(c.force_n * lean_deg(c) for c in cs) / max(sum(c.force_n for c in cs), 1e-9)
+        ax.set_title(f"tips {r.tip_z_m * 1e3:.0f} mm, widest {r.widest_z_m * 1e3:.0f} mm: "
+                     f"lean {lean:.0f}°, {held}\nscore {r.score:.2f}, tilt seen "
+                     f"{r.tilt_deg:.0f}°", fontsize=8)
         ax.set_aspect("equal")
         ax.set_xlim(-35, 35)
-        ax.set_ylim(-3, 50)
+        ax.set_ylim(-3, 62)
         ax.tick_params(labelsize=7)
         ax.set_xlabel("along the closing line, mm", fontsize=7)
     axes[0][0].set_ylabel("height above the table, mm", fontsize=7)
@@ -295,12 +309,11 @@ def main(argv: list[str] | None = None) -> int:
             if r.section_end is not None and len(r.section_end):
                 figs.append(r)
     if args.figure and figs:
-        held = [r for r in figs if r.rise_m > 0.05]
-        failed = [r for r in figs if not r.rise_m > 0.05]
-        pick = ([held[0]] if held else []) + ([failed[-1]] if failed else [])
-        pick += [r for r in figs if r not in pick][:max(0, 2 - len(pick))]
-        draw(pick, args.figure, f"{Path(args.cell).stem}, μ {sim.settings.pad_friction:g}",
-             0.5 * g.finger_width_m, g.pad_length_m, tcp_to_tip)
+        # the loop's grasp on the first table, and the same grasp raised 5 and 10 mm
+        pick = [r for r in figs[:len(OFFSETS_M)] if r.offset_m in (0.0, 0.005, 0.010)]
+        draw(pick, args.figure, f"{Path(args.cell).stem}, pad friction "
+             f"{sim.settings.pad_friction:g}: section at the end of the closing, "
+             f"contact normals (0.4 mm/N)", tcp_to_tip)
         print(f"\nfigure: {args.figure}")
     cell.close()
     return 0
