@@ -2,14 +2,17 @@
 
 A table with one lying YCB banana; the loop plans its top grasp, then the same grasp is
 executed with the fingertips lowered or raised (the pinch below, at or above the banana's
-widest section). Per grasp it records, every control period of the closing, each pad's
-contacts with the banana (point, normal, normal force), the banana's rotation and whether the
-lift raised it; it prints a table and draws the section at the end of the closing.
+widest section; --shift also moves it off the banana's middle). Per grasp it records each
+pad's contacts with the banana at the end of the closing (point, normal, normal force), the
+banana's largest rotation while the jaw closes, the lift, and the score the loop gives that
+grasp; it prints a table and draws the section with the pads and contacts (docs/scoring.md,
+"The lying banana").
 
-Run from the repository root (one process; about a minute per jaw):
+Run from the repository root (one process; about a minute per jaw and three tables):
 
     .venv/bin/python -m benchmarks.banana_contacts --cell benchmarks/jaws/short_pad.yaml \\
-        --ycb ../shared/data/ycb --seed 0 --figure docs/img/banana_short.png
+        --ycb ../shared/data/ycb --seed 0 --tables 3 [--pad-friction 0.5] [--shift 0.012] \\
+        --figure docs/banana_short_pad.png
 """
 from __future__ import annotations
 
@@ -124,8 +127,10 @@ def _section_heights(sec: np.ndarray) -> tuple[float, float]:
     return at, float(z.max())
 
 
-def execute(cell, sim, T_plan: np.ndarray, offset_m: float, tcp_to_tip_m: float) -> GraspRun:
-    """The planned grasp with the TCP raised by offset_m: approach, close (recording the
+def execute(cell, sim, T_plan: np.ndarray, offset_m: float, tcp_to_tip_m: float,
+            shift_m: float = 0.0) -> GraspRun:
+    """The planned grasp with the TCP raised by offset_m and moved shift_m along the closing
+    line (off the banana's middle: one pad meets it first): approach, close (recording the
     contacts and the banana's rotation each control period), lift; the world restored after."""
     import mujoco
 
@@ -138,6 +143,7 @@ def execute(cell, sim, T_plan: np.ndarray, offset_m: float, tcp_to_tip_m: float)
     cfg = cell.loop.config
     T = T_plan.copy()
     T[2, 3] += offset_m
+    T[:3, 3] += shift_m * T[:3, 0]
     widest, top = _section_heights(section_points(sim, T))
     run = GraspRun(offset_m, T[2, 3] - tcp_to_tip_m, widest, top, T_tcp=T)
     R0 = w.T_world_object(0)[:3, :3]
@@ -241,7 +247,7 @@ def draw(runs: list[GraspRun], path: Path, title: str, tcp_to_tip_m: float) -> N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.7), squeeze=False)
     for ax, r in zip(axes[0], runs):
         T = r.T_tcp
         x, o = T[:3, 0], T[:3, 3]
@@ -286,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tables", type=int, default=2, help="bananas laid anew (poses differ)")
     p.add_argument("--pad-friction", type=float, default=None)
     p.add_argument("--figure", type=Path, default=None)
+    p.add_argument("--shift", type=float, default=0.0, help="also each grasp moved this far "
+                   "(m) along the closing line, one pad meeting the banana first")
     args = p.parse_args(argv)
     cell, sim = banana_cell(args.cell, args.ycb, args.seed, args.pad_friction)
     g = cell.loop.config.gripper
@@ -306,6 +314,11 @@ def main(argv: list[str] | None = None) -> int:
             r = execute(cell, sim, np.asarray(plan.choice.T_base_tcp), off, tcp_to_tip)
             r.score, r.tilt_deg, r.score_tilt = score_at(cell, plan, r.T_tcp, tcp_to_tip)
             print(summary(r), flush=True)
+            if args.shift:
+                r2 = execute(cell, sim, np.asarray(plan.choice.T_base_tcp), off, tcp_to_tip,
+                             args.shift)
+                print(summary(r2).replace("|", f"| shifted {args.shift * 1e3:.0f} mm:", 1),
+                      flush=True)
             if r.section_end is not None and len(r.section_end):
                 figs.append(r)
     if args.figure and figs:
