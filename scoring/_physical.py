@@ -14,7 +14,8 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
   it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
-  axis), the contact normals lean out of the horizontal by the angle the undercut gives;
+  axis), the contact normals lean out of the horizontal: the larger of the angle the
+  side's heights inwards of the contact give (an arc fitted to them) and the undercut's;
   1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside. And 0 where
   the section under such a contact (the whole footprint along the closing line) is wider than
   the stroke: the pads can never reach around it, so the grasp is a wedge pinch on its top.
@@ -143,7 +144,8 @@ class PhysicalTerms:
 
     body_collision : bool, a finger body lands on something. contact_height_m : the lower of
     the two sides' heights that the pads meet, metres. contact_tilt_rad : how far the
-    contact normals lean out of the horizontal (from the undercut; see _contact_tilt).
+    contact normals lean out of the horizontal (the larger of _contact_tilt, from the
+    undercut, and _profile_tilt, from the side's heights).
     section_m : the target's whole extent along the closing line through the contacts
     (their distance plus the footprint beyond each), metres. lever_m : the mass centre's distance
     from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque,
@@ -241,15 +243,16 @@ def _profile_tilt(height_m: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.
     wall or the pinch is at or under the widest point; NaN where the profile is unseen or
     not an arc's.
     """
-    n = len(x)
-    out = np.full(n, np.nan)
+    out = np.full(len(x), np.nan)
+    # every other grasp line and the outer ones: as good an average across the finger, half
+    # the reads (the profile runs on every evaluated candidate of a search)
+    offsets = np.asarray(line_offsets_px, np.float64)
+    lines = np.unique(np.append(offsets[::BODY_STEP_PX], offsets[-1:]))
     _tilt_profile_kernel(np.ascontiguousarray(height_m, np.float32), np.asarray(x, np.float64),
                          np.asarray(y, np.float64), np.asarray(theta, np.float64),
                          np.ascontiguousarray(contact_left, np.float64),
                          np.ascontiguousarray(contact_right, np.float64),
-                         np.asarray(width_px, np.float64),
-                         np.ascontiguousarray(line_offsets_px, np.float64),
-                         TILT_PROFILE_M / metres_per_px,
+                         np.asarray(width_px, np.float64), lines, TILT_PROFILE_M / metres_per_px,
                          TILT_FIT_TOL_M / metres_per_px, float(metres_per_px), out)
     return out
 
