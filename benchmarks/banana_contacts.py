@@ -42,8 +42,11 @@ class Contact:
 @dataclass
 class GraspRun:
     """One executed grasp: offset of the fingertips (m), their height above the table (m),
-    the banana's widest-section height (m), contacts at the end of closing, the banana's
-    largest rotation during closing (rad) and its rise after the lift (m)."""
+    the height of the banana's widest section and of its top in the closing plane (m),
+    contacts at the end of closing, the banana's largest rotation during closing (rad), its
+    rise after the lift (m); the TCP pose, the section and the pads (section_points,
+    _pad_boxes) at the end of closing; and the loop's score, seen tilt (degrees) and tilt
+    factor for that grasp."""
 
     offset_m: float
     tip_z_m: float
@@ -300,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     tcp_to_tip = g.tcp_to_tip_m if g.tcp_to_tip_m is not None else 0.5 * g.pad_length_m
     print(f"# {args.cell}, pad friction {sim.settings.pad_friction:g}\n")
     print("| raise mm | tips z mm | widest z mm | top z mm | contacts at the end of closing "
-          "| banana turned | rise | score | tilt seen | tilt factor |\n|---|---|---|---|---|---|---|---|---|---|")
+          "| banana turned | rise | score | tilt seen | tilt factor |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
     figs = []
     for t in range(args.tables):
         if t:
