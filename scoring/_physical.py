@@ -17,7 +17,8 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
   it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
-  axis), the contact normals lean out of the horizontal by the angle the undercut gives;
+  axis), the contact normals lean out of the horizontal: the larger of the angle the
+  side's heights inwards of the contact give (an arc fitted to them) and the undercut's;
   1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside. And 0 where
   the section under such a contact (the whole footprint along the closing line) is wider than
   the stroke: the pads can never reach around it, so the grasp is a wedge pinch on its top.
@@ -46,6 +47,12 @@ BODY_STEP_PX = 2  # sampling of the finger bodies' band, pixels
 # neighbour only where it overlaps it by more than that (a palm grazing the outline of a
 # lying mug's body held in the simulated cell; one 6 mm over it was stopped)
 PALM_OUTLINE_BIAS_M = 0.0025
+# the tilt term's height profile: read this far in from each contact (averaged across the
+# finger), and a profile further than TILT_FIT_TOL_M (RMS) from a circular arc is not a
+# rounded side (the simulated D400's depth at 0.7 m comes in steps of about 4-5 mm with
+# noise; the finger's average is within about 1 mm)
+TILT_PROFILE_M = 0.015
+TILT_FIT_TOL_M = 0.002
 
 
 @dataclass(frozen=True)
@@ -155,7 +162,8 @@ class PhysicalTerms:
 
     body_collision : bool, a finger body lands on something. contact_height_m : the lower of
     the two sides' heights that the pads meet, metres. contact_tilt_rad : how far the
-    contact normals lean out of the horizontal (from the undercut; see _contact_tilt).
+    contact normals lean out of the horizontal (the larger of _contact_tilt, from the
+    undercut, and _profile_tilt, from the side's heights).
     section_m : the target's whole extent along the closing line through the contacts
     (their distance plus the footprint beyond each), metres. lever_m : the mass centre's distance
     from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque,
@@ -217,7 +225,9 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     h = np.minimum(h, jaw.pad_length_m)
     s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
     width = np.asarray(width_px, np.float64)
-    tilt = _contact_tilt(width, undercut_px.max(axis=1))
+    tilt = np.fmax(_contact_tilt(width, undercut_px.max(axis=1)),
+                   _profile_tilt(view.height_m, x, y, theta, contact_left, contact_right, width,
+                                 line_offsets_px, m))
     section = (width + undercut_px.sum(axis=1)) * m
     # a pinch above the widest point of a section wider than the stroke: the jaw cannot reach
     # around it, whatever the friction (lying cans wider than the jaw, pinched on their top)
@@ -277,6 +287,34 @@ def _contact_tilt(width_px: np.ndarray, undercut_px: np.ndarray) -> np.ndarray:
         return np.arccos(np.clip(c / (c + undercut_px), -1.0, 1.0))
 
 
+def _profile_tilt(height_m: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
+                  contact_left: np.ndarray, contact_right: np.ndarray, width_px: np.ndarray,
+                  line_offsets_px: np.ndarray, metres_per_px: float) -> np.ndarray:
+    """(N,) radians: how far the contact normals lean out of the horizontal, from the side's
+    height profile inwards of each contact (the larger of the two sides; _side_lean).
+
+    The pads meet a side at the fingertips' plane; where that plane is above the side's
+    widest point, the side rises inwards of the contact as an arc whose centre lies under
+    the plane, and the arc fitted to the heights seen gives the normal's lean. Unlike the
+    undercut (acos(c / (c + u)), u in whole pixels of footprint), the heights show a lean of
+    15-20° at any width, where the undercut is under a pixel. 0 where the side rises as a
+    wall or the pinch is at or under the widest point; NaN where the profile is unseen or
+    not an arc's.
+    """
+    out = np.full(len(x), np.nan)
+    # every other grasp line and the outer ones: as good an average across the finger, half
+    # the reads (the profile runs on every evaluated candidate of a search)
+    offsets = np.asarray(line_offsets_px, np.float64)
+    lines = np.unique(np.append(offsets[::BODY_STEP_PX], offsets[-1:]))
+    _tilt_profile_kernel(np.ascontiguousarray(height_m, np.float32), np.asarray(x, np.float64),
+                         np.asarray(y, np.float64), np.asarray(theta, np.float64),
+                         np.ascontiguousarray(contact_left, np.float64),
+                         np.ascontiguousarray(contact_right, np.float64),
+                         np.asarray(width_px, np.float64), lines, TILT_PROFILE_M / metres_per_px,
+                         TILT_FIT_TOL_M / metres_per_px, float(metres_per_px), out)
+    return out
+
+
 def _tilt_score(tilt: np.ndarray, friction: float, params: DepthParams) -> np.ndarray:
     """(N,) in [0, 1]: 1 while the lean leaves the friction cone (atan μ) a margin of
     tilt_margin_full_rad, falling to 0 at a margin of tilt_margin_zero_rad; 1 where unknown."""
@@ -318,6 +356,81 @@ def _undercut(footprint, cx, cy, ux, uy, limit_px):
         if not _hit(footprint, cx + k * ux, cy + k * uy):
             return k - 1.0
     return limit_px
+
+
+@nb.njit(cache=True)
+def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m):
+    """Radians: how far the normal of the side met at contact (cx, cy) leans out of the
+    horizontal, from the heights (metres above the fingertips' plane) seen inwards along
+    (ux, uy) for up to n_px pixels, each distance's heights averaged over the grasp lines
+    (offsets across the finger, pixels; one line's depth is too noisy). A circular arc
+    through the contact whose centre lies a inwards and t under the plane rises as
+    z(x) = sqrt(t² + 2 a x - x²) - t, so 2 a x - 2 t z = x² + z²: (a, t) is its
+    least-squares fit (any radius: a lying can's section or a banana's rounded corner), and
+    the normal at the contact leans by atan(t / a). 0 when t <= 0 (a wall: the fit puts the
+    centre above the plane; or a pinch at or under the widest point); NaN with fewer than 3
+    distances seen, a centre not inwards, or an arc further than tol_px (RMS) from the
+    heights: not a rounded side."""
+    n = int(n_px)
+    sxx = sxz = szz = bx = bz = 0.0
+    xs = np.empty(max(n, 0))
+    zs = np.empty(max(n, 0))
+    k_n = 0
+    for k in range(1, n + 1):
+        total = 0.0
+        seen = 0
+        for off in offsets:
+            col = int(np.floor(cx + k * ux - off * uy + 0.5))
+            row = int(np.floor(cy + k * uy + off * ux + 0.5))
+            if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
+                v = height[row, col]
+                if v == v:
+                    total += v
+                    seen += 1
+        if seen == 0:
+            continue
+        x, z = float(k), total / seen / m
+        xs[k_n], zs[k_n] = x, z
+        k_n += 1
+        sxx += x * x
+        sxz += x * z
+        szz += z * z
+        bx += x * (x * x + z * z)
+        bz += z * (x * x + z * z)
+    if k_n < 3:
+        return np.nan
+    # normal equations of [2x, -2z] (a, t) = x² + z²
+    det = sxx * szz - sxz * sxz
+    if det <= 1e-12:
+        return np.nan
+    a = (szz * bx - sxz * bz) / (2.0 * det)
+    t = (sxz * bx - sxx * bz) / (2.0 * det)
+    if not a > 0.0:
+        return np.nan
+    err = 0.0
+    for i in range(k_n):
+        q = t * t + 2.0 * a * xs[i] - xs[i] * xs[i]
+        d = zs[i] - (np.sqrt(max(q, 0.0)) - t)
+        err += d * d
+    if np.sqrt(err / k_n) > tol_px:
+        return np.nan
+    return np.arctan2(t, a) if t > 0.0 else 0.0
+
+
+@nb.njit(cache=True, parallel=True)
+def _tilt_profile_kernel(height, xs, ys, ts, left, right, width, offsets, n_px, tol_px, m, out):
+    """Per candidate with both contacts and its width (pixels) known: the larger lean of its
+    two sides (radians, _side_lean), read up to n_px pixels in and not past the middle; NaN
+    if neither side's profile is a rounded side's."""
+    for k in nb.prange(xs.shape[0]):
+        if not (left[k, 0] == left[k, 0] and right[k, 0] == right[k, 0]
+                and width[k] == width[k] and width[k] > 0):
+            continue
+        c, s = np.cos(ts[k]), np.sin(ts[k])
+        n = min(n_px, 0.5 * width[k])  # not past the grasp's middle
+        ll = _side_lean(height, left[k, 0], left[k, 1], c, s, offsets, n, tol_px, m)
+        lr = _side_lean(height, right[k, 0], right[k, 1], -c, -s, offsets, n, tol_px, m)
+        out[k] = lr if not (ll == ll) or lr > ll else ll
 
 
 @nb.njit(cache=True)

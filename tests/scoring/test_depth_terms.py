@@ -315,3 +315,40 @@ def test_a_finger_descends_into_a_hole_only_when_the_hole_is_wider_than_the_fing
         assert sc.width_px[0] == pytest.approx(70.0, abs=1.5)  # slot edge (130) to plate edge (200)
     else:
         assert sc.score[0] == 0.0 and (sc.collision[0] or sc.body_collision[0])
+@pytest.mark.parametrize("radius_px, rise_px", [(20, -5), (20, 0), (20, 5), (20, 10), (60, 6),
+                                                (8, 3)])
+def test_the_side_lean_is_the_arcs_normal_at_the_fingertips_whatever_its_radius(radius_px,
+                                                                               rise_px):
+    """Heights of a circular side rising inwards of a contact that lies rise_px above the
+    section's widest point: the fitted lean is asin(rise / r) (0 at or under the widest
+    point); a wall leans 0 (a side only a few millimetres high cannot be told from an arc's
+    top: the contact-height term scores it). (The private kernel against its closed form.)"""
+    from scoring._physical import _side_lean  # private kernel, compared with its closed form
+
+    offsets = np.arange(-5.0, 6.0)
+    chord = math.sqrt(radius_px ** 2 - rise_px ** 2)
+    h = np.full((30, 200), np.nan, np.float32)
+    for col in range(200):
+        x = col - 10
+        if 0 <= x <= 2 * chord:
+            h[:, col] = (math.sqrt(max(radius_px ** 2 - (chord - x) ** 2, 0)) - rise_px) * M
+    lean = _side_lean(h, 10.0, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M)
+    want = max(0.0, math.asin(rise_px / radius_px))
+    assert math.degrees(lean) == pytest.approx(math.degrees(want), abs=0.5)
+    for wall_m in (0.012, 0.02, 0.05):
+        h[:, 10:190] = wall_m
+        assert _side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M) == 0.0
+
+
+def test_a_side_whose_heights_are_no_arc_gives_no_lean_from_its_profile():
+    """Heights that jump about (a cluttered side, a hole) fit no arc: NaN (the undercut alone
+    then says the lean); fewer than three heights seen: NaN."""
+    from scoring._physical import _side_lean  # private kernel
+
+    offsets = np.arange(-5.0, 6.0)
+    h = np.full((30, 60), np.nan, np.float32)
+    h[:, 10:50] = np.where(np.arange(40) % 2, 0.02, 0.001)
+    assert math.isnan(_side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M))
+    h[:] = np.nan
+    h[:, 10:12] = 0.01
+    assert math.isnan(_side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M))

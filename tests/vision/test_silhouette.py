@@ -329,3 +329,47 @@ def test_a_can_touching_a_wide_box_keeps_its_own_mass_where_a_jaw_could_not_hold
     neck_joined = silhouette(frame, masks[n], support=seg.last_plane, attached=touching(masks, n),
                              attached_max_width_m=0.085)
     assert neck_joined.volume_m3 > 5 * neck_alone.volume_m3
+
+
+@pytest.mark.parametrize("radius", [0.02, 0.03, 0.04])
+def test_a_pinch_a_few_millimetres_above_a_lying_cans_axis_is_seen_leaning_at_any_width(radius):
+    """Fingertips 8 mm above a lying can's axis meet its side leaning by asin(8 mm / r): 24°,
+    15° and 12° for r = 20, 30, 40 mm. The undercut under such a contact is 1.6, 1.1 and
+    0.8 mm, a pixel or less, which the footprint alone missed on the wider cans (0°); the
+    side's height profile inwards of the contacts sees the lean within 7° at every width, and
+    with taped pads (μ = 0.5: a 26.6° cone) the tilt factor falls below 0.8 on each."""
+    from scoring import JawLimits, score_candidates
+
+    rise = 0.008
+    can = lying_cylinder(0.0, 0.0, radius, 0.12, yaw=0.2)
+    frame = render(Scene([can]), DOWN, noise=True, seed=7)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=radius - rise, support=seg.last_plane)
+    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
+    g = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, measure="tan2024")
+    sc = score_candidates(sil.image, g.x, g.y, g.theta, proj, target=sil.target,
+                          jaw=JawLimits(friction=0.5), depth=sil.depth_view())
+    lean = math.asin((radius - sil.insertion_depth_m) / radius)
+    assert math.degrees(sc.contact_tilt_rad[0]) == pytest.approx(math.degrees(lean), abs=7)
+    assert sc.score_tilt[0] < 0.8
+
+
+@pytest.mark.parametrize("what, insertion", [("can", 0.03), ("can", 0.04), ("box", 0.02)])
+def test_a_pinch_at_or_below_a_lying_cans_axis_and_a_boxs_wall_do_not_lean(what, insertion):
+    """The pads meet a lying can (r = 30 mm) at its widest section or under it, or a box's
+    vertical wall: no lean (under 4°) and a tilt factor of 1, even with taped pads."""
+    from scoring import JawLimits, score_candidates
+
+    obj_ = (lying_cylinder(0.0, 0.0, 0.03, 0.12, yaw=0.2) if what == "can"
+            else upright_box(0.0, 0.0, (0.12, 0.05, 0.05), yaw=0.2))
+    frame = render(Scene([obj_]), DOWN, noise=True, seed=7)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=insertion, support=seg.last_plane)
+    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
+    g = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, measure="tan2024")
+    sc = score_candidates(sil.image, g.x, g.y, g.theta, proj, target=sil.target,
+                          jaw=JawLimits(friction=0.5), depth=sil.depth_view())
+    assert math.degrees(sc.contact_tilt_rad[0]) < 4.0
+    assert sc.score_tilt[0] == 1.0

@@ -1,0 +1,340 @@
+"""Issue 23's lying banana: the pads' contacts while the jaw closes, at several insertion depths.
+
+A table with one lying YCB banana; the loop plans its top grasp, then the same grasp is
+executed with the fingertips lowered or raised (the pinch below, at or above the banana's
+widest section; --shift also moves it off the banana's middle). Per grasp it records each
+pad's contacts with the banana at the end of the closing (point, normal, normal force), the
+banana's largest rotation while the jaw closes, the lift, and the score the loop gives that
+grasp; it prints a table and draws the section with the pads and contacts (docs/scoring.md,
+"The lying banana").
+
+Run from the repository root (one process; about a minute per jaw and three tables):
+
+    .venv/bin/python -m benchmarks.banana_contacts --cell benchmarks/jaws/short_pad.yaml \\
+        --ycb ../shared/data/ycb --seed 0 --tables 3 [--pad-friction 0.5] [--shift 0.012] \\
+        --figure docs/banana_short_pad.png
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+OFFSETS_M = (-0.010, -0.005, 0.0, 0.005, 0.010, 0.015)  # fingertips raised (+) or lowered (-)
+
+
+@dataclass
+class Contact:
+    """One pad-banana contact: point (world, m), normal (world, pointing into the banana),
+    normal force (N), and which pad ("L" or "R")."""
+
+    pad: str
+    point: np.ndarray
+    normal: np.ndarray
+    force_n: float
+
+
+@dataclass
+class GraspRun:
+    """One executed grasp: offset of the fingertips (m), their height above the table (m),
+    the height of the banana's widest section and of its top in the closing plane (m),
+    contacts at the end of closing, the banana's largest rotation during closing (rad), its
+    rise after the lift (m); the TCP pose, the section and the pads (section_points,
+    _pad_boxes) at the end of closing; and the loop's score, seen tilt (degrees) and tilt
+    factor for that grasp."""
+
+    offset_m: float
+    tip_z_m: float
+    widest_z_m: float
+    top_z_m: float
+    contacts: list[Contact] = field(default_factory=list)
+    max_rotation_rad: float = 0.0
+    rise_m: float = 0.0
+    T_tcp: np.ndarray | None = None
+    section_end: np.ndarray | None = None
+    pads_end: list[tuple[float, float, float, float]] = field(default_factory=list)
+    score: float = math.nan
+    tilt_deg: float = math.nan
+    score_tilt: float = math.nan
+
+
+def banana_cell(cell_file: str, ycb: str, seed: int, friction: float | None):
+    """A PickingCell on the cell file whose tables hold one YCB banana only."""
+    import msgspec
+
+    from benchmarks.bench_cell import cell_config
+    from onboard import PickingCell, config_hash
+
+    tmp = Path(tempfile.mkdtemp(prefix="banana_"))
+    (tmp / "banana").symlink_to(Path(ycb).resolve() / "banana")
+    config = cell_config(seed, tmp / "log", str(tmp), cell_file, friction)
+    config = msgspec.structs.replace(config, sim=msgspec.structs.replace(
+        config.sim, objects_per_table=[1, 1]))
+    cell = PickingCell(config, config_hash(config), mode="best")
+    sim = cell.devices.truth
+    sim.use_settings(replace(sim.settings, builtin=(), random_primitives=False))
+    return cell, sim
+
+
+def _contacts(sim) -> list[Contact]:
+    """The pads' contacts with the banana now."""
+    import mujoco
+
+    w = sim.world
+    m, d = w.model, w.data
+    left, right = set(map(int, w.pad_left)), set(map(int, w.pad_right))
+    f6 = np.zeros(6)
+    out = []
+    for i in range(d.ncon):
+        c = d.contact[i]
+        g1, g2 = int(c.geom1), int(c.geom2)
+        for pad_g, obj_g, sign in ((g1, g2, 1.0), (g2, g1, -1.0)):
+            if (pad_g in left or pad_g in right) and w.geom_instance[obj_g] > 0:
+                mujoco.mj_contactForce(m, d, i, f6)
+                n = sign * np.array(c.frame[:3])  # from the pad into the banana
+                out.append(Contact("L" if pad_g in left else "R", np.array(c.pos), n,
+                                   float(f6[0])))
+    return out
+
+
+def section_points(sim, T_tcp: np.ndarray) -> np.ndarray:
+    """(n, 2) the banana's section in the closing plane (the TCP's x-z plane through it) now:
+    (along the closing line from the TCP, height above the table), metres."""
+    import trimesh
+
+    w = sim.world
+    T = w.T_world_object(0)
+    verts, faces = w.objects[0].visual
+    mesh = trimesh.Trimesh(verts @ T[:3, :3].T + T[:3, 3], faces, process=False)
+    sec = mesh.section(plane_origin=T_tcp[:3, 3], plane_normal=T_tcp[:3, 1])
+    if sec is None:
+        return np.zeros((0, 2))
+    pts = np.concatenate([np.asarray(d) for d in sec.discrete])
+    return np.column_stack([(pts - T_tcp[:3, 3]) @ T_tcp[:3, 0], pts[:, 2]])
+
+
+def _section_heights(sec: np.ndarray) -> tuple[float, float]:
+    """(widest z, top z) of a section (section_points), metres: the height of its widest
+    1 mm slice, and its highest point."""
+    z = sec[:, 1]
+    best, at = -1.0, math.nan
+    for a in np.arange(z.min(), z.max(), 0.001):
+        sl = sec[(z >= a) & (z < a + 0.001), 0]
+        if sl.size and np.ptp(sl) > best:
+            best, at = float(np.ptp(sl)), float(a + 0.0005)
+    return at, float(z.max())
+
+
+def execute(cell, sim, T_plan: np.ndarray, offset_m: float, tcp_to_tip_m: float,
+            shift_m: float = 0.0) -> GraspRun:
+    """The planned grasp with the TCP raised by offset_m and moved shift_m along the closing
+    line (off the banana's middle: one pad meets it first): approach, close (recording the
+    contacts and the banana's rotation each control period), lift; the world restored after."""
+    import mujoco
+
+    from geometry import rotation_angle
+
+    w = sim.world
+    state_spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    saved = np.empty(mujoco.mj_stateSize(w.model, state_spec))
+    mujoco.mj_getState(w.model, w.data, saved, state_spec)
+    cfg = cell.loop.config
+    T = T_plan.copy()
+    T[2, 3] += offset_m
+    T[:3, 3] += shift_m * T[:3, 0]
+    widest, top = _section_heights(section_points(sim, T))
+    run = GraspRun(offset_m, T[2, 3] - tcp_to_tip_m, widest, top, T_tcp=T)
+    R0 = w.T_world_object(0)[:3, :3]
+    grip, arm = cell.devices.gripper, cell.devices.arm
+    grip.open(0.15, timeout_s=cfg.gripper.timeout_s)
+    moved = arm.approach(T, cfg.arm.pregrasp_m, speed_mps=cfg.arm.speed_mps,
+                         approach_speed_mps=cfg.arm.approach_speed_mps)
+    if moved.reached:
+        step = sim.step
+
+        def watched(n: int = 1) -> None:  # the banana's rotation through the closing
+            step(n)
+            run.max_rotation_rad = max(run.max_rotation_rad, rotation_angle(
+                R0.T @ w.T_world_object(0)[:3, :3]))
+
+        sim.step = watched
+        try:
+            grip.grasp(0.0, cfg.gripper.speed_mps, cfg.gripper.force_n,
+                       timeout_s=cfg.gripper.timeout_s)
+        finally:
+            del sim.step
+        run.contacts = _contacts(sim)
+        run.section_end = section_points(sim, T)
+        run.pads_end = _pad_boxes(sim, T)
+        z0 = w.T_world_object(0)[2, 3]
+        arm.lift(cfg.arm.lift_m, speed_mps=cfg.arm.approach_speed_mps * 2)
+        sim.step(int(cfg.arm.hold_s / w.model.opt.timestep))
+        run.rise_m = float(w.T_world_object(0)[2, 3] - z0)
+    else:
+        run.rise_m = math.nan
+    mujoco.mj_setState(w.model, w.data, saved, state_spec)
+    mujoco.mj_forward(w.model, w.data)
+    return run
+
+
+def score_at(cell, plan, T_tcp: np.ndarray, tcp_to_tip_m: float) -> tuple[float, float, float]:
+    """(score, contact tilt in degrees, tilt factor) the loop's scoring gives the grasp T_tcp
+    on the plan's frame, with the silhouette cut at T_tcp's fingertip plane."""
+    import msgspec
+
+    tip_z = T_tcp[2, 3] - tcp_to_tip_m
+    plan_tip_z = plan.sil.T_base_plane[2, 3]  # the plan's fingertip plane (approach straight down)
+    insertion = plan.sil.insertion_depth_m + (plan_tip_z - tip_z)
+    if insertion <= 0:
+        return math.nan, math.nan, math.nan
+    config = cell.loop.config
+    cell.loop.config = msgspec.structs.replace(config, scoring=msgspec.structs.replace(
+        config.scoring, insertion_depth_m=insertion, deep_insertion_m=0.0))
+    try:
+        score, f = cell.loop.score_pose(plan.frame, T_tcp)
+    finally:
+        cell.loop.config = config
+    return score, math.degrees(f.get("contact_tilt_rad", math.nan)), f.get("score_tilt", math.nan)
+
+
+def _pad_boxes(sim, T_tcp: np.ndarray) -> list[tuple[float, float, float, float]]:
+    """The pads now as (centre along the closing line from the TCP, centre height, half
+    extent along the closing line, half height), metres."""
+    w = sim.world
+    out = []
+    for g in list(w.pad_left) + list(w.pad_right):
+        R = w.data.geom_xmat[g].reshape(3, 3)
+        size = w.model.geom_size[g]
+        c = w.data.geom_xpos[g]
+        hx = float(np.abs(R.T @ T_tcp[:3, 0]) @ size)
+        hz = float(np.abs(R.T @ np.array([0.0, 0.0, 1.0])) @ size)
+        out.append((float((c - T_tcp[:3, 3]) @ T_tcp[:3, 0]), float(c[2]), hx, hz))
+    return out
+
+
+def lean_deg(c: Contact) -> float:
+    """How far a contact normal leans out of the horizontal, degrees (+: pushing the banana
+    down, the pad above the widest point)."""
+    return math.degrees(math.asin(float(np.clip(-c.normal[2], -1, 1))))
+
+
+def summary(r: GraspRun) -> str:
+    """One table row."""
+    held = "held" if r.rise_m > 0.05 else ("-" if math.isnan(r.rise_m) else "FAILED")
+    pads = []
+    for p in "LR":
+        cs = [c for c in r.contacts if c.pad == p and c.force_n > 0.05]
+        if cs:
+            f = sum(c.force_n for c in cs)
+            lean = sum(c.force_n * lean_deg(c) for c in cs) / f
+            z = sum(c.force_n * c.point[2] for c in cs) / f
+            pads.append(f"{p}: {len(cs)} c, {f:.0f} N, lean {lean:+.0f}°, z {z * 1e3:.0f} mm")
+        else:
+            pads.append(f"{p}: none")
+    return (f"| {r.offset_m * 1e3:+.0f} | {r.tip_z_m * 1e3:.1f} | {r.widest_z_m * 1e3:.1f} | "
+            f"{r.top_z_m * 1e3:.1f} | {'; '.join(pads)} | {math.degrees(r.max_rotation_rad):.0f}° "
+            f"| {r.rise_m * 1e3:.0f} mm {held} | {r.score:.2f} | {r.tilt_deg:.0f}° "
+            f"| {r.score_tilt:.2f} |")
+
+
+def draw(runs: list[GraspRun], path: Path, title: str, tcp_to_tip_m: float) -> None:
+    """The banana's section in the closing plane at the end of the closing, with the pads,
+    the contacts and their normals (scaled by force), one panel per grasp."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.7), squeeze=False)
+    for ax, r in zip(axes[0], runs):
+        T = r.T_tcp
+        x, o = T[:3, 0], T[:3, 3]
+        ax.plot(r.section_end[:, 0] * 1e3, r.section_end[:, 1] * 1e3, ".", ms=1,
+                color="goldenrod")
+        for u, z, hx, hz in r.pads_end:
+            ax.add_patch(plt.Rectangle(((u - hx) * 1e3, (z - hz) * 1e3), 2 * hx * 1e3,
+                                       2 * hz * 1e3, color="grey", alpha=0.5))
+        for c in r.contacts:
+            if c.force_n <= 0.05:
+                continue
+            p = c.point - o
+            u = p @ x * 1e3
+            ax.plot(u, c.point[2] * 1e3, "ro", ms=3)
+            k = 0.4 * c.force_n  # mm of arrow per newton
+            ax.arrow(u, c.point[2] * 1e3, (c.normal @ x) * k, c.normal[2] * k, color="red",
+                     width=0.2, head_width=1.2, length_includes_head=True)
+        ax.axhline(r.widest_z_m * 1e3, ls="--", lw=0.8, color="k")
+        ax.axhline(0, lw=1.5, color="k")
+        held = "held" if r.rise_m > 0.05 else "not lifted"
+        cs = [c for c in r.contacts if c.force_n > 0.05]
+        lean = sum(c.force_n * lean_deg(c) for c in cs) / max(sum(c.force_n for c in cs), 1e-9)
+        ax.set_title(f"tips {r.tip_z_m * 1e3:.0f} mm, widest {r.widest_z_m * 1e3:.0f} mm: "
+                     f"lean {lean:.0f}°, {held}\nscore {r.score:.2f}, tilt seen "
+                     f"{r.tilt_deg:.0f}°", fontsize=8)
+        ax.set_aspect("equal")
+        ax.set_xlim(-35, 35)
+        ax.set_ylim(-3, 62)
+        ax.tick_params(labelsize=7)
+        ax.set_xlabel("along the closing line, mm", fontsize=7)
+    axes[0][0].set_ylabel("height above the table, mm", fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cell", required=True, help="the jaw's cell file (benchmarks/jaws/*.yaml)")
+    p.add_argument("--ycb", default="../shared/data/ycb")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tables", type=int, default=2, help="bananas laid anew (poses differ)")
+    p.add_argument("--pad-friction", type=float, default=None)
+    p.add_argument("--figure", type=Path, default=None)
+    p.add_argument("--shift", type=float, default=0.0, help="also each grasp moved this far "
+                   "(m) along the closing line, one pad meeting the banana first")
+    args = p.parse_args(argv)
+    cell, sim = banana_cell(args.cell, args.ycb, args.seed, args.pad_friction)
+    g = cell.loop.config.gripper
+    tcp_to_tip = g.tcp_to_tip_m if g.tcp_to_tip_m is not None else 0.5 * g.pad_length_m
+    print(f"# {args.cell}, pad friction {sim.settings.pad_friction:g}\n")
+    print("| raise mm | tips z mm | widest z mm | top z mm | contacts at the end of closing "
+          "| banana turned | rise | score | tilt seen | tilt factor |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
+    figs = []
+    for t in range(args.tables):
+        if t:
+            sim.new_table()
+        plan = cell.loop.plan()
+        if not hasattr(plan.choice, "T_base_tcp"):
+            print(f"table {t}: no grasp ({plan.choice})")
+            continue
+        print(f"| table {t}: score {getattr(plan.choice, 'score', math.nan):.2f} | | | | | | |")
+        for off in OFFSETS_M:
+            r = execute(cell, sim, np.asarray(plan.choice.T_base_tcp), off, tcp_to_tip)
+            r.score, r.tilt_deg, r.score_tilt = score_at(cell, plan, r.T_tcp, tcp_to_tip)
+            print(summary(r), flush=True)
+            if args.shift:
+                r2 = execute(cell, sim, np.asarray(plan.choice.T_base_tcp), off, tcp_to_tip,
+                             args.shift)
+                print(summary(r2).replace("|", f"| shifted {args.shift * 1e3:.0f} mm:", 1),
+                      flush=True)
+            if r.section_end is not None and len(r.section_end):
+                figs.append(r)
+    if args.figure and figs:
+        # the loop's grasp on the first table, and the same grasp raised 5 and 10 mm
+        pick = [r for r in figs[:len(OFFSETS_M)] if r.offset_m in (0.0, 0.005, 0.010)]
+        draw(pick, args.figure, f"{Path(args.cell).stem}, pad friction "
+             f"{sim.settings.pad_friction:g}: section at the end of the closing, "
+             f"contact normals (0.4 mm/N)", tcp_to_tip)
+        print(f"\nfigure: {args.figure}")
+    cell.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
