@@ -225,7 +225,11 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     h = np.minimum(h, jaw.pad_length_m)
     s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
     width = np.asarray(width_px, np.float64)
-    tilt = np.fmax(_contact_tilt(width, undercut_px.max(axis=1)),
+    # an undercut within above_widest_m is the footprint's outline noise on a vertical wall
+    # (a box's side read 1 px out gave it a 16° lean), not a side running on under the pads
+    undercut = undercut_px.max(axis=1)
+    undercut = np.where(undercut * m > params.above_widest_m, undercut, 0.0)
+    tilt = np.fmax(_contact_tilt(width, undercut),
                    _profile_tilt(view.height_m, x, y, theta, contact_left, contact_right, width,
                                  line_offsets_px, m))
     section = (width + undercut_px.sum(axis=1)) * m
