@@ -352,3 +352,15 @@ def test_a_side_whose_heights_are_no_arc_gives_no_lean_from_its_profile():
     h[:] = np.nan
     h[:, 10:12] = 0.01
     assert math.isnan(_side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M))
+
+
+@pytest.mark.parametrize("beyond_px, leans", [(1, False), (2, False), (6, True)])
+def test_a_footprint_a_pixel_or_two_beyond_a_wall_reads_no_lean(beyond_px, leans):
+    # the footprint's outline noise on a vertical wall (up to above_widest_m, 2 mm) is not a
+    # side running on under the pads; a side that does run on 6 mm leans out of the cone
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    foot = rectangle(SHAPE, (150.0, 110.0), 60 + 2 * beyond_px, 40 + 2 * beyond_px)
+    sc = score_candidates(box, *across_box(), PROJ, jaw=JAW,
+                          depth=DepthView(heights(box, 0.03), M, footprint=foot))
+    assert (sc.contact_tilt_rad[0] > 0.1) == leans
+    assert (sc.score_tilt[0] < 1.0) == leans
