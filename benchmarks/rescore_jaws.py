@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.ablation_by_jaw import NEUTRAL, paired_effect
 from benchmarks.bench_cell import auc, clustered_bootstrap, depth_factor, kind_of
 from scoring import mean_patch_radius_m
 
 OLD_RADIUS_M = (2.0 / 3.0) * 0.006  # the disc's mean pressure radius the runs were scored with
-NEUTRAL = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0}
 
 
 def new_torque_score(f: dict, pad_width_m: float) -> float:
@@ -55,21 +55,6 @@ def cell(s: np.ndarray, ok: np.ndarray, kinds: np.ndarray) -> str:
     """'AUC [lo, hi]' with the interval clustered by object kind."""
     lo, hi = clustered_bootstrap(s, ok, kinds)
     return f"{auc(s, ok):.3f} [{lo:.3f}, {hi:.3f}]"
-
-
-def paired_difference(a: np.ndarray, b: np.ndarray, ok: np.ndarray, kinds: np.ndarray,
-                      n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
-    """AUC(b) - AUC(a) on the same trials, with its (2.5 %, 97.5 %) interval resampling whole
-    object kinds with replacement."""
-    rng = np.random.default_rng(seed)
-    groups = [np.flatnonzero(kinds == k) for k in np.unique(kinds)]
-    vals = []
-    for _ in range(n_boot):
-        pick = np.concatenate([groups[k] for k in rng.integers(len(groups), size=len(groups))])
-        d = auc(b[pick], ok[pick]) - auc(a[pick], ok[pick])
-        if np.isfinite(d):
-            vals.append(d)
-    return auc(b, ok) - auc(a, ok), float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         new = np.array([f["tan_score"] * depth_factor({**f, "score_torque": new_torque_score(f, w)})
                         for f in feats])
         bare = np.array([f["tan_score"] * depth_factor({**f, "score_torque": 1.0}) for f in feats])
-        diffs = [paired_difference(old, x, ok, kinds) for x in (new, bare)]
+        diffs = [paired_effect(old, x, ok, kinds) for x in (new, bare)]
         hb = kinds == "heavy_box"
         top = [f"{ok[s >= 0.8].mean():.1%} of {(s >= 0.8).sum()}" for s in (old, new)]
         print(f"| {Path(folder).name} | {len(recs)} | {cell(tan, ok, kinds)} | "

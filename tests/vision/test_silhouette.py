@@ -197,25 +197,37 @@ def test_the_documented_example_treats_the_neighbours_as_obstacles():
         neighbours(masks, 5)
 
 
+def _top_grasp_on_a_lying_can(radius: float, insertion_m: float, *, friction: float):
+    """(silhouette, scores) of Tan's top grasp on a lying can (radius metres, 120 mm long),
+    as _top_grasp_on."""
+    return _top_grasp_on(lying_cylinder(0.0, 0.0, radius, 0.12, yaw=0.2), insertion_m,
+                         friction=friction)
+
+
+def _top_grasp_on(thing, insertion_m: float, *, friction: float):
+    """(silhouette, scores) of Tan's top grasp on one object seen from above with noise, the
+    fingertips insertion_m under its top, scored with the depth terms of a 2F-85-like jaw at
+    this pad friction."""
+    from scoring import JawLimits, score_candidates
+
+    frame = render(Scene([thing]), DOWN, noise=True, seed=7)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=insertion_m, support=seg.last_plane)
+    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
+    g = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, measure="tan2024")
+    return sil, score_candidates(sil.image, g.x, g.y, g.theta, proj, target=sil.target,
+                                 jaw=JawLimits(friction=friction), depth=sil.depth_view())
+
+
 @pytest.mark.parametrize("radius, tilted", [(0.03, False), (0.05, True)])
 def test_a_lying_can_pinched_above_its_axis_leans_its_contacts_by_the_undercut(radius, tilted):
     """Fingertips 20 mm under the top of a lying can meet it above its axis, where its sides
     lean out of the vertical by asin((r - 20 mm) / r): 14 deg for r = 30 mm, 37 deg for
     r = 50 mm. The whole footprint's undercut gives that lean; with rubber pads (μ = 1) the
     first keeps 20 deg inside the friction cone and the second does not."""
-    from scoring import JawLimits
-
-    can = lying_cylinder(0.0, 0.0, radius, 0.12, yaw=0.2)
-    frame = render(Scene([can]), DOWN, noise=True, seed=7)
-    seg = TabletopSegmenter()
-    (obj,) = seg.segment(frame)
-    sil = silhouette(frame, obj, insertion_depth_m=0.02, support=seg.last_plane)
+    sil, sc = _top_grasp_on_a_lying_can(radius, 0.02, friction=1.0)
     assert sil.footprint is not None and sil.footprint.sum() > sil.target.sum()
-    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
-    g = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, measure="tan2024")
-    from scoring import score_candidates
-    sc = score_candidates(sil.image, g.x, g.y, g.theta, proj, target=sil.target,
-                          jaw=JawLimits(friction=1.0), depth=sil.depth_view())
     lean = math.asin((radius - sil.insertion_depth_m) / radius)
     assert math.degrees(sc.contact_tilt_rad[0]) == pytest.approx(math.degrees(lean), abs=7)
     assert bool(sc.score_tilt[0] < 0.5) is tilted
@@ -338,18 +350,7 @@ def test_a_pinch_a_few_millimetres_above_a_lying_cans_axis_is_seen_leaning_at_an
     0.8 mm, a pixel or less, which the footprint alone missed on the wider cans (0°); the
     side's height profile inwards of the contacts sees the lean within 7° at every width, and
     with taped pads (μ = 0.5: a 26.6° cone) the tilt factor falls below 0.8 on each."""
-    from scoring import JawLimits, score_candidates
-
-    rise = 0.008
-    can = lying_cylinder(0.0, 0.0, radius, 0.12, yaw=0.2)
-    frame = render(Scene([can]), DOWN, noise=True, seed=7)
-    seg = TabletopSegmenter()
-    (obj,) = seg.segment(frame)
-    sil = silhouette(frame, obj, insertion_depth_m=radius - rise, support=seg.last_plane)
-    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
-    g = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, measure="tan2024")
-    sc = score_candidates(sil.image, g.x, g.y, g.theta, proj, target=sil.target,
-                          jaw=JawLimits(friction=0.5), depth=sil.depth_view())
+    sil, sc = _top_grasp_on_a_lying_can(radius, radius - 0.008, friction=0.5)
     lean = math.asin((radius - sil.insertion_depth_m) / radius)
     assert math.degrees(sc.contact_tilt_rad[0]) == pytest.approx(math.degrees(lean), abs=7)
     assert sc.score_tilt[0] < 0.8
@@ -359,17 +360,8 @@ def test_a_pinch_a_few_millimetres_above_a_lying_cans_axis_is_seen_leaning_at_an
 def test_a_pinch_at_or_below_a_lying_cans_axis_and_a_boxs_wall_do_not_lean(what, insertion):
     """The pads meet a lying can (r = 30 mm) at its widest section or under it, or a box's
     vertical wall: no lean (under 4°) and a tilt factor of 1, even with taped pads."""
-    from scoring import JawLimits, score_candidates
-
-    obj_ = (lying_cylinder(0.0, 0.0, 0.03, 0.12, yaw=0.2) if what == "can"
-            else upright_box(0.0, 0.0, (0.12, 0.05, 0.05), yaw=0.2))
-    frame = render(Scene([obj_]), DOWN, noise=True, seed=7)
-    seg = TabletopSegmenter()
-    (obj,) = seg.segment(frame)
-    sil = silhouette(frame, obj, insertion_depth_m=insertion, support=seg.last_plane)
-    proj = sil.gripper_projection(finger_width_m=0.022, open_width_m=0.085)
-    g = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, measure="tan2024")
-    sc = score_candidates(sil.image, g.x, g.y, g.theta, proj, target=sil.target,
-                          jaw=JawLimits(friction=0.5), depth=sil.depth_view())
+    thing = (lying_cylinder(0.0, 0.0, 0.03, 0.12, yaw=0.2) if what == "can"
+             else upright_box(0.0, 0.0, (0.12, 0.05, 0.05), yaw=0.2))
+    _, sc = _top_grasp_on(thing, insertion, friction=0.5)
     assert math.degrees(sc.contact_tilt_rad[0]) < 4.0
     assert sc.score_tilt[0] == 1.0
