@@ -1,4 +1,5 @@
-"""Candidate search over a silhouette: random sampling, the paper's planning loop, top-k NMS."""
+"""Candidate search over a silhouette: the paper's planning loop (random sampling) or
+antipodal pairs, each followed by local refinement; top-k NMS."""
 from __future__ import annotations
 
 import math
@@ -7,12 +8,14 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from ._antipodal import antipodal_candidates
 from ._checks import check_positive
 from ._measure import (PreparedSilhouette, _apply_depth, _checked_target, _prepared,
                        _score_prepared, depth_model, drop_off_target)
 from ._physical import DepthParams, DepthView, JawLimits, why_not_holdable
 from ._types import GripperProjection, MeasureParams, Scores
 
+SAMPLERS = ("tan", "antipodal")
 
 @dataclass(frozen=True)
 class SearchParams:
@@ -26,6 +29,10 @@ class SearchParams:
     refine_rounds, refine_radius_px, refine_angle_rad : local refinement around the best
         candidates when the threshold is not reached; the region halves each round.
     nms_radius_px, nms_angle_rad : two candidates closer than both are the same grasp.
+    sampler : "tan" (the paper's global rounds, the default) or "antipodal": one round of at
+        most antipodal_candidates pairs of boundary pixels whose normals oppose within the
+        friction cone (``antipodal_candidates``), then refinement rounds of antipodal_refine
+        candidates; the global rounds stand in when the pairs find nothing scoring above 0.
     """
 
     batch: int = 2048
@@ -37,9 +44,14 @@ class SearchParams:
     refine_angle_rad: float = math.radians(15.0)
     nms_radius_px: float = 10.0
     nms_angle_rad: float = math.radians(20.0)
+    sampler: str = "tan"
+    antipodal_candidates: int = 512
+    antipodal_refine: int = 256
 
     def __post_init__(self) -> None:
-        for name in ("batch", "max_candidates"):
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"SearchParams: sampler must be one of {SAMPLERS}, got {self.sampler!r}")
+        for name in ("batch", "max_candidates", "antipodal_candidates", "antipodal_refine"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"SearchParams: {name} must be an integer >= 1, got {v!r}")
@@ -133,7 +145,9 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
     Global rounds (uniform in the bounding box grown by r/2, normal around the centroid) run
     until top_k distinct candidates score >= the quality threshold or the budget is spent;
     then, if the threshold is not reached, rounds of uniform local refinement around the
-    current best shrink the region by half each time. Same seed, same result.
+    current best shrink the region by half each time. With ``settings.sampler ==
+    "antipodal"`` one round of antipodal boundary pairs replaces the global rounds (the
+    friction cone is the jaw's μ when a jaw is given, else 1.0). Same seed, same result.
 
     target : optional (H, W) bool mask of the object to grasp; candidates are drawn around it
         while the whole silhouette is scored, so neighbouring objects still collide, and a
@@ -180,8 +194,22 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
                                    settings.nms_angle_rad)
         return x, y, t, sc, keep
 
-    n_scored = 0
-    while n_scored < settings.max_candidates:
+    n_scored, refine_batch = 0, settings.batch
+    global_rounds = True
+    if settings.sampler == "antipodal":
+        friction = model.jaw.friction if model is not None else (jaw.friction if jaw else 1.0)
+        pairs = antipodal_candidates(prepared, projection, target=target, friction=friction,
+                                     max_candidates=settings.antipodal_candidates, seed=rng,
+                                     params=params)
+        if len(pairs):
+            run(pairs.x, pairs.y, pairs.theta)
+            n_scored += len(pairs)
+            x, y, t, sc, keep = best()
+            # refine what the pairs found; nothing above 0 (every pair collides or misses,
+            # an outline the normals misread): Tan's global rounds instead
+            global_rounds = not (keep.size and sc.score[keep[0]] > 0.0)
+            refine_batch = settings.antipodal_refine
+    while global_rounds and n_scored < settings.max_candidates:
         n = min(settings.batch, settings.max_candidates - n_scored)
         run(*_global_batch(rng, n, box, centroid, sigma, settings.uniform_fraction))
         n_scored += n
@@ -193,7 +221,7 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
     for _ in range(settings.refine_rounds):
         if keep.size and sc.score[keep].min() >= settings.quality_threshold:
             break
-        per = max(1, settings.batch // max(1, keep.size))
+        per = max(1, refine_batch // max(1, keep.size))
         centres = np.repeat(keep, per)
         m = centres.size
         run(x[centres] + rng.uniform(-radius, radius, m), y[centres] + rng.uniform(-radius, radius, m),
