@@ -16,6 +16,7 @@ from .._types import NoGrasp
 from ._clock import StageClock
 from ._database_source import database_source
 from ._image_search import ImageSearch
+from ._promise import promise_order
 from ._source import GraspSource, Proposal, SourceSetup
 from ._truth import CellTruth
 from ._types import LoopState, Plan
@@ -27,6 +28,9 @@ GRASP_SOURCES = (ImageSearch,)
 # Sources a cell file turns on by its own section: (the CellConfig field, the factory).
 OPTIONAL_SOURCES = (("database", database_source),)
 
+# With scoring.scene_budget, a plan stops at the first object whose grasp scores this much
+# (the search's own quality threshold: the top level of the trial reports)
+SCENE_GOOD_ENOUGH = 0.95
 log = logging.getLogger("graspline.loop")
 
 
@@ -109,11 +113,19 @@ class Planner:
         """The best proposal of any source on any target object, why the objects no source
         can hold cannot be held, and the fallbacks: for a source that reports them
         (``reports_fallbacks``, the database), each object it could not serve, why, and what
-        stands in for it (the other sources, or no grasp), each also logged."""
+        stands in for it (the other sources, or no grasp), each also logged.
+
+        With scoring.scene_budget the objects are asked in order of promise (promise_order)
+        and the asking stops at the first proposal scoring SCENE_GOOD_ENOUGH."""
         best: Proposal | None = None
         unholdable: list[str] = []
         fallbacks: list[str] = []
+        budget = self.config.scoring.scene_budget
+        if budget and len(targets) > 1:
+            targets = promise_order(frame, masks, targets, self.config.gripper.open_width_m)
         for i in targets:
+            if budget and best is not None and best.score >= SCENE_GOOD_ENOUGH:
+                break
             for source in self.sources:
                 found = source.propose(frame, masks, i, clock)
                 if isinstance(found, str):
