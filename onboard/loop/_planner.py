@@ -122,7 +122,9 @@ class Planner:
         fallbacks: list[str] = []
         budget = self.config.scoring.scene_budget
         if budget and len(targets) > 1:
-            targets = promise_order(frame, masks, targets, self.config.gripper.open_width_m)
+            # the masks' cues, timed with the segmentation they are read from
+            with clock.stage("segment"):
+                targets = promise_order(frame, masks, targets, self.config.gripper.open_width_m)
         for i in targets:
             if budget and best is not None and best.score >= SCENE_GOOD_ENOUGH:
                 break

@@ -43,17 +43,23 @@ def promises(frame: RGBDFrame, masks: list[ObjectMask], targets: list[int]) -> l
     boxes = [cv2.boundingRect(m.mask.view(np.uint8)) for m in masks]
     out = []
     for i in targets:
-        rows, cols = np.nonzero(masks[i].mask)
-        depth = frame.depth_m[rows, cols]
+        # within the mask's box only: a whole-frame pass per mask costs more than the rest
+        c0, r0, w, h = boxes[i]
+        sub = masks[i].mask[r0:r0 + h, c0:c0 + w]
+        depth = frame.depth_m[r0:r0 + h, c0:c0 + w][sub]
         depth = depth[np.isfinite(depth) & (depth > 0)]
-        if rows.size < 3 or depth.size == 0:
-            out.append(Promise(i, math.inf, 0.0, int(rows.size)))
+        pixels = int(np.count_nonzero(sub))
+        if pixels < 3 or depth.size == 0:
+            out.append(Promise(i, math.inf, 0.0, pixels))
             continue
         m_per_px = float(np.median(depth)) / frame.intrinsics.fx
-        (_, _), (w, h), _ = cv2.minAreaRect(np.stack([cols, rows], axis=1).astype(np.float32))
+        # the outline's points give the mask's minimum-area rectangle as well as all of them
+        outline, _ = cv2.findContours(sub.view(np.uint8), cv2.RETR_EXTERNAL,
+                                      cv2.CHAIN_APPROX_SIMPLE)
+        (_, _), (rw, rh), _ = cv2.minAreaRect(np.concatenate(outline))
         gap = min((_box_gap(boxes[i], b) for j, b in enumerate(boxes) if j != i),
                   default=math.inf)
-        out.append(Promise(i, (min(w, h) + 1.0) * m_per_px, gap * m_per_px, int(rows.size)))
+        out.append(Promise(i, (min(rw, rh) + 1.0) * m_per_px, gap * m_per_px, pixels))
     return out
 
 
