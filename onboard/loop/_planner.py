@@ -59,6 +59,9 @@ class Planner:
         # how the last cycle ended, for the simulated cell's operator: True nothing holdable
         # in view, False a grasp chosen, None neither (a camera fault, nothing segmented)
         self._nothing_holdable: bool | None = None
+        # the mask indices the last plan asked the sources about, in the order asked (all the
+        # targets without scoring.scene_budget; with it, up to the first good-enough grasp)
+        self.last_asked: list[int] = []
 
     def plan(self, clock: StageClock, object_label: str | None = None,
              timeout_s: float | None = None) -> Plan:
@@ -121,6 +124,7 @@ class Planner:
         unholdable: list[str] = []
         fallbacks: list[str] = []
         budget = self.config.scoring.scene_budget
+        self.last_asked = []
         if budget and len(targets) > 1:
             # the masks' cues, timed with the segmentation they are read from
             with clock.stage("segment"):
@@ -128,6 +132,7 @@ class Planner:
         for i in targets:
             if budget and best is not None and best.score >= SCENE_GOOD_ENOUGH:
                 break
+            self.last_asked.append(i)
             for source in self.sources:
                 found = source.propose(frame, masks, i, clock)
                 if isinstance(found, str):
