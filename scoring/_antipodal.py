@@ -1,6 +1,7 @@
 """Antipodal candidates: pairs of silhouette boundary pixels whose outward normals oppose
 within the friction cone, at a distance the open jaw spans (the 2-D analogue of Dex-Net's
-antipodal sampler); each pair gives a candidate centred between them, closing along them."""
+antipodal sampler); each pair gives a candidate centred between them, closing along them or
+square to the faces they lie on."""
 from __future__ import annotations
 
 import math
@@ -22,9 +23,11 @@ MIN_PAIR_PX = 2.0
 @dataclass(frozen=True)
 class AntipodalPairs:
     """Candidates on antipodal boundary pairs, one entry per pair: x, y (N,) float64 the grasp
-    centre, pixels (column, row), the pair's midpoint; theta (N,) float64 the closing
-    direction, radians in [0, π), along the pair; contact_a, contact_b (N, 2) float64 the
-    pair's pixels (column, row), contact_b at +(cos θ, sin θ) from contact_a."""
+    centre, pixels (column, row), the pair's midpoint; contact_a, contact_b (N, 2) float64
+    the pair's pixels (column, row), contact_b the one further along (cos θ, sin θ); theta
+    (N,) float64 the closing direction, radians in [0, π): for even entries along the pair,
+    for odd ones along the bisector of the two inward normals (n_b - n_a), which on two
+    parallel faces closes square to them wherever on them the pair lies."""
 
     x: np.ndarray
     y: np.ndarray
@@ -77,7 +80,8 @@ def antipodal_candidates(silhouette: np.ndarray | PreparedSilhouette,
     A pair is two boundary pixels of the target (the whole silhouette when target is None)
     with outward normals (Tan eqs. 6-8, ``normal_field``) within the friction cone (half-angle
     atan(friction)) about the line joining them, pointing apart, and at most the open width
-    apart; the candidate is the pair's midpoint, closing along the pair. Boundary pixels
+    apart; the candidate is the pair's midpoint, closing along the pair (even entries) or
+    along the bisector of the pair's inward normals (odd entries). Boundary pixels
     touching a neighbour in the silhouette have no normal and make no pair. Beyond
     max_boundary_px boundary pixels, and beyond max_candidates pairs, a seeded random subset
     is taken: same seed, same candidates.
@@ -114,11 +118,15 @@ def antipodal_candidates(silhouette: np.ndarray | PreparedSilhouette,
     if k > max_candidates:
         pick = np.sort(rng.choice(k, max_candidates, replace=False))
         a, b = a[pick], b[pick]
-    theta = np.arctan2(rf[b] - rf[a], cf[b] - cf[a])
-    # θ in [0, π): a pair pointing the other way swaps its ends
-    flip = theta < 0.0
-    a, b = np.where(flip, b, a), np.where(flip, a, b)
+    # a < b in raster order: b is never above a, so the pair's direction is in [0, π]
     ca = np.stack([cf[a], rf[a]], axis=1)
     cb = np.stack([cf[b], rf[b]], axis=1)
-    return AntipodalPairs(0.5 * (ca[:, 0] + cb[:, 0]), 0.5 * (ca[:, 1] + cb[:, 1]),
-                          np.where(flip, theta + np.pi, theta) % np.pi, ca, cb)
+    along = np.arctan2(cb[:, 1] - ca[:, 1], cb[:, 0] - ca[:, 0])
+    na_c, na_r = prepared.normal_col[rows, cols], prepared.normal_row[rows, cols]
+    square = np.arctan2(na_r[b] - na_r[a], na_c[b] - na_c[a])
+    # a random pair on two parallel faces is mostly oblique to them; the measure scores the
+    # square closing best (Tan's S_a, S_f), so half the candidates close that way
+    theta = np.where(np.arange(a.size) % 2 == 0, along, square) % np.pi
+    theta[theta >= np.pi] = 0.0  # a tiny negative angle rounds to π modulo π
+    return AntipodalPairs(0.5 * (ca[:, 0] + cb[:, 0]), 0.5 * (ca[:, 1] + cb[:, 1]), theta,
+                          ca, cb)

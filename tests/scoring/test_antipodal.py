@@ -47,16 +47,28 @@ def test_every_pair_is_in_the_friction_cone_and_within_the_opening(kind, a, b, a
     np.testing.assert_allclose(p.x, 0.5 * (p.contact_a[:, 0] + p.contact_b[:, 0]))
     np.testing.assert_allclose(p.y, 0.5 * (p.contact_a[:, 1] + p.contact_b[:, 1]))
     assert np.all((p.theta >= 0.0) & (p.theta < math.pi))
-    np.testing.assert_allclose(np.cos(p.theta) * dist, d[:, 0], atol=1e-9)
-    np.testing.assert_allclose(np.sin(p.theta) * dist, d[:, 1], atol=1e-9)
+    # even entries close along the pair, odd ones along the bisector of the inward normals
+    even = np.arange(len(p)) % 2 == 0
+    np.testing.assert_allclose(np.cos(p.theta[even]) * dist[even], d[even, 0], atol=1e-9)
+    np.testing.assert_allclose(np.sin(p.theta[even]) * dist[even], d[even, 1], atol=1e-9)
+    na, nb = (np.stack([prep.normal_col[c[:, 1].astype(int), c[:, 0].astype(int)],
+                        prep.normal_row[c[:, 1].astype(int), c[:, 0].astype(int)]], axis=1)
+              for c in (p.contact_a, p.contact_b))
+    bis = (nb - na)[~even]
+    closing = np.stack([np.cos(p.theta[~even]), np.sin(p.theta[~even])], axis=1)
+    # parallel or anti-parallel (θ is taken modulo π)
+    cross = closing[:, 0] * bis[:, 1] - closing[:, 1] * bis[:, 0]
+    np.testing.assert_allclose(cross / np.hypot(bis[:, 0], bis[:, 1]), 0.0, atol=1e-9)
 
 
 def test_a_box_wider_than_the_opening_one_way_gives_pairs_across_its_narrow_side_only():
     sil = rectangle(SHAPE, (120.0, 100.0), 120, 40)   # 120 px > the 80 px opening
     p = antipodal_candidates(sil, PROJ, friction=0.3, seed=0)
     assert len(p) > 50
-    # closing across the 40 px height: θ near π/2
+    # closing across the 40 px height: θ near π/2 (the pair's line within the 0.3 cone,
+    # the normals' bisector square to the long faces)
     assert np.all(np.abs(p.theta - math.pi / 2) < math.radians(20))
+    assert np.median(np.abs(p.theta[1::2] - math.pi / 2)) < math.radians(3)
 
 
 def test_pairs_stay_on_the_target_when_neighbours_are_in_the_silhouette():
@@ -104,7 +116,8 @@ def test_antipodal_search_falls_back_to_the_global_rounds_without_pairs():
 
 
 @pytest.mark.parametrize("bad", [{"sampler": "dexnet"}, {"antipodal_candidates": 0},
-                                 {"antipodal_refine": 1.5}])
+                                 {"antipodal_refine": 1.5}, {"antipodal_cone_rad": 1.6},
+                                 {"antipodal_refine_rounds": -1}])
 def test_bad_sampler_settings_name_the_value(bad):
     with pytest.raises(ValueError, match=str(list(bad)[0])):
         SearchParams(**bad)
