@@ -118,7 +118,8 @@ class ScoringConfig(_Strict):
     friction cone, then the refinement: scoring.SearchParams.sampler). scene_budget: plan
     for the scene's best grasp object by object in order of promise (narrow enough for the
     stroke, clear of neighbours: onboard.loop's promise_order) and stop at the first grasp
-    scoring SCENE_GOOD_ENOUGH, instead of searching every object; off by default."""
+    scoring SCENE_GOOD_ENOUGH, instead of searching every object (best-grasp mode only);
+    off by default."""
 
     metres_per_px: float = 0.001
     insertion_depth_m: float = 0.02

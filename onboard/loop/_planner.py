@@ -118,12 +118,14 @@ class Planner:
         (``reports_fallbacks``, the database), each object it could not serve, why, and what
         stands in for it (the other sources, or no grasp), each also logged.
 
-        With scoring.scene_budget the objects are asked in order of promise (promise_order)
-        and the asking stops at the first proposal scoring SCENE_GOOD_ENOUGH."""
+        With scoring.scene_budget, in mode "best", the objects are asked in order of promise
+        (promise_order) and the asking stops at the first proposal scoring
+        SCENE_GOOD_ENOUGH; validate mode asks every object, so that its draws across the
+        score levels are not drawn from the easiest objects only."""
         best: Proposal | None = None
         unholdable: list[str] = []
         fallbacks: list[str] = []
-        budget = self.config.scoring.scene_budget
+        budget = self.config.scoring.scene_budget and self.mode == "best"
         self.last_asked = []
         if budget and len(targets) > 1:
             # the masks' cues, timed with the segmentation they are read from

@@ -124,3 +124,13 @@ def test_promise_order_puts_a_clear_narrow_object_first_and_one_wider_than_the_s
     assert cues[0].narrow_m > 0.2 and 0.03 < cues[1].narrow_m < 0.06
     assert cues[3].clear_m > cues[1].clear_m
     assert promise_order(frame, masks, [0, 1, 3], stroke_m=0.085) == [3, 1, 0]
+
+
+def test_validate_mode_asks_every_object_under_the_budget(cell):
+    _with(cell, scene_budget=True)
+    cell.loop.mode = "validate"
+    try:
+        plan = cell.loop.plan()
+        assert sorted(cell.loop.planner.last_asked) == list(range(len(plan.masks)))
+    finally:
+        cell.loop.mode = "best"
