@@ -20,13 +20,16 @@ top, within the stroke: a lying mug whose body fits beside its handle is holdabl
 many objects wider than the stroke there each refused (never tried), from the simulator's
 truth. ``--cell FILE`` runs the cell
 that cell file describes (a jaw under benchmarks/jaws/), ``--pad-friction`` overriding its
-pads' friction (both keys).
+pads' friction (both keys). ``--search antipodal`` and ``--scene-budget`` set the cell file's
+``scoring.search`` and ``scoring.scene_budget`` (issue 24's faster planning) for every pass.
 
 Run from the repository root:
 
     .venv/bin/python -m benchmarks.bench_cell --trials 300 --best 60 [--ycb ../shared/data/ycb]
     .venv/bin/python -m benchmarks.bench_cell --cell benchmarks/jaws/short_pad.yaml \
         --pad-friction 0.5 --trials 300 --best 60 --compare tan2024
+    .venv/bin/python -m benchmarks.bench_cell --trials 60 --best 30 --seed 1 \
+        --search antipodal --scene-budget
     .venv/bin/python -m benchmarks.bench_cell --soak 1000 --image 320x240
 """
 from __future__ import annotations
@@ -207,7 +210,7 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         checkpoint: int = 0, finger_thickness_m: float | None = None,
         measure: str = "graspline", pad_friction: float | None = None, join_touching: bool = True,
         deep_insertion_m: float | None = None, cell_file: str | None = None,
-        truth: Truth | None = None):
+        truth: Truth | None = None, search: str | None = None, scene_budget: bool = False):
     """n trials on a fresh simulated cell; (records, wall seconds per trial, the number of the
     table each trial picked from). checkpoint > 0:
     print resident memory and the longest cycle so far every that many trials. truth: filled
@@ -226,6 +229,10 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         config = msgspec.structs.replace(config, scoring=msgspec.structs.replace(
             config.scoring, deep_insertion_m=deep_insertion_m))
     recs, walls, tables = [], [], []
+    if search is not None or scene_budget:  # the cell file's scoring.search, scene_budget
+        config = msgspec.structs.replace(config, scoring=msgspec.structs.replace(
+            config.scoring, search=search or config.scoring.search,
+            scene_budget=scene_budget or config.scoring.scene_budget))
     with PickingCell(config, config_hash(config), mode=mode) as cell:
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
             _thin_fingers(cell, finger_thickness_m)
@@ -575,6 +582,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deep-insertion", type=float, default=None,
                    help="the second search's fingertips this far past the object's top (m; "
                         "0: one search at scoring.insertion_depth_m)")
+    p.add_argument("--search", default=None, choices=("tan", "antipodal"),
+                   help="the image search's sampler (scoring.search; default the cell file's)")
+    p.add_argument("--scene-budget", action="store_true",
+                   help="objects searched in order of promise, stop at 0.95 (scoring.scene_budget)")
     p.add_argument("--out", default=None, help="folder for the trial logs (default: a temp one)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
@@ -583,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     kw = dict(measure=args.measure, pad_friction=args.pad_friction,
               join_touching=not args.no_join_touching, deep_insertion_m=args.deep_insertion,
-              cell_file=args.cell)
+              cell_file=args.cell, search=args.search, scene_budget=args.scene_budget)
     jaw_config = cell_config(args.seed, out, None, args.cell, None).gripper
     stroke_m, reach_m = jaw_config.open_width_m, jaw_config.pad_length_m
     if args.soak:
@@ -608,7 +619,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{jaw_friction(used):g}), image {args.image}, "
           f"seed {args.seed}, YCB {'on' if args.ycb else 'off'}, touching masks "
           f"{'not joined' if args.no_join_touching else 'joined'}, deep search "
-          f"{'as the cell file' if args.deep_insertion is None else args.deep_insertion}\n")
+          f"{'as the cell file' if args.deep_insertion is None else args.deep_insertion}, "
+          f"search {args.search or 'as the cell file'}, scene budget "
+          f"{'on' if args.scene_budget else 'as the cell file'}\n")
     if args.trials:
         recs, walls, tables = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
                           finger_thickness_m=args.finger_thickness, **kw)

@@ -8,6 +8,10 @@ planned --repeats times by each path:
 * ``plan``: the loop's own planning, ``PickingLoop.plan()`` with the default cell file's
   scoring (graspline's measure with the depth terms, both insertion depths), its StageClock's
   stages (segment, silhouette, search, choose; the capture of the frame in hand is left out);
+* ``anti``: the same plan() with the cell file's ``scoring.search: antipodal`` (candidates on
+  antipodal boundary pairs, then the refinement, instead of Tan's random global rounds);
+* ``budget``: ``anti`` with ``scoring.scene_budget: true`` too (objects searched in order of
+  promise, stopping at the first grasp scoring 0.95);
 * ``tan``: Tan et al.'s measure alone through the public API on the same frames: the same
   segmentation, one silhouette per object (the configured insertion depth, neighbours as
   obstacles) and ``scoring.search_grasps(measure="tan2024")``; its stages timed alike.
@@ -28,7 +32,9 @@ stage (ms); the candidates scored on the chosen object (median; what the trial l
 n_candidates holds: the search of the object the grasp is on, not those of the others); the
 best score reached (mean over the plans that found a grasp); the plans that found none. Then
 the cost of the most objects against the fewest (ratio of the median totals) and the issue's
-goal at 6 objects (<= 15 ms median; floor 30 ms median, 60 ms p99).
+goal at 6 objects (<= 15 ms median; floor 30 ms median, 60 ms p99). Last, each new path's
+best score against ``plan``'s on the same plans (same table, repeat and goal): the means and
+the share of plans where it is within 0.02 of plan's (or above it).
 
 --baseline-tree PATH measures another checkout's plan() beside this one's: the measurement runs
 --rounds times per tree, alternating which goes first, each in a subprocess whose PYTHONPATH is
@@ -61,7 +67,11 @@ from drivers.camera import Camera, Intrinsics, RGBDFrame
 from vision import ObjectMask, Segmenter
 
 STAGES = ("segment", "silhouette", "search", "choose")
-PATHS = ("plan", "tan")
+PATHS = ("plan", "anti", "budget", "tan")
+# the loop's paths: the cell file's scoring keys each sets over the default cell file's
+LOOP_PATHS = {"plan": {}, "anti": {"search": "antipodal"},
+              "budget": {"search": "antipodal", "scene_budget": True}}
+SAME_SCORE = 0.02  # a new path's best within this of plan's counts as the same
 GOALS = ("best", "target")
 GOAL_MS, FLOOR_MEDIAN_MS, FLOOR_P99_MS, GOAL_OBJECTS = 15.0, 30.0, 60.0, 6  # issue 24
 
@@ -117,6 +127,7 @@ class Samples:
     scores: list[float] = field(default_factory=list)
     no_grasp: int = 0
     grasp_total_s: list[float] = field(default_factory=list)  # the plans that found a grasp
+    plan_scores: list[float | None] = field(default_factory=list)  # every plan's, None: no grasp
 
     def add(self, stages: dict[str, float], candidates: int, score: float | None) -> None:
         """One plan: its stage seconds (the total is their sum), candidates scored on the
@@ -124,6 +135,7 @@ class Samples:
         for s in STAGES:
             self.stage_s[s].append(stages.get(s, 0.0))
         self.total_s.append(sum(stages.get(s, 0.0) for s in STAGES))
+        self.plan_scores.append(score)
         if score is None:  # a NoGrasp does not say how many candidates it scored
             self.no_grasp += 1
         else:
@@ -136,7 +148,8 @@ class Samples:
         return Samples(self.total_s + other.total_s,
                        {s: self.stage_s[s] + other.stage_s[s] for s in STAGES},
                        self.candidates + other.candidates, self.scores + other.scores,
-                       self.no_grasp + other.no_grasp, self.grasp_total_s + other.grasp_total_s)
+                       self.no_grasp + other.no_grasp, self.grasp_total_s + other.grasp_total_s,
+                       self.plan_scores + other.plan_scores)
 
 
 @dataclass
@@ -200,10 +213,17 @@ def _cell_for(n_objects: int, seed: int):
     return config, SimCell(settings, seed=seed)
 
 
-def _loop_for(config, frame: RGBDFrame, segmenter: Segmenter):
-    """A PickingLoop of the cell file planning on the frame in hand (no arm, no gripper),
-    and what to close after it (its trial log, its camera)."""
+def _loop_for(config, frame: RGBDFrame, segmenter: Segmenter, **scoring):
+    """A PickingLoop of the cell file (its scoring keys replaced by ``scoring``) planning on
+    the frame in hand (no arm, no gripper), and what to close after it (its trial log, its
+    camera)."""
+    import msgspec
+
     from onboard import PickingLoop, TrialLog
+
+    if scoring:
+        config = msgspec.structs.replace(
+            config, scoring=msgspec.structs.replace(config.scoring, **scoring))
 
     log = TrialLog(config.log_dir)
     camera = FrameInHand(frame)
@@ -297,19 +317,23 @@ def measure(args: argparse.Namespace) -> Figures:
                 in_view[str(n)].append(len(labels))
                 target = names[0] if names[0] in labels else next(
                     (lb for lb in labels if lb), None)
-                loop, opened = _loop_for(config, frame, seg)
+                loops, opened = {}, []
                 try:
+                    for path, keys in LOOP_PATHS.items():
+                        loops[path], things = _loop_for(config, frame, seg, **keys)
+                        opened += things
                     for path in PATHS if scene == 0 else ():
                         # the warm-up: a first plan of each path on each count's first table
                         # (a table where the jaw holds nothing leaves kernels unused)
                         t0 = time.perf_counter()
-                        _one(path, loop, config, seg, frame, None, 10**6)
+                        _one(path, loops.get(path, loops["plan"]), config, seg, frame, None,
+                             10**6)
                         warm_up[path].append(time.perf_counter() - t0)
                     for r in range(args.repeats):
                         for path in PATHS:
                             for goal in GOALS:
                                 samples[f"{n}/{path}/{goal}"].add(*_one(
-                                    path, loop, config, seg, frame,
+                                    path, loops.get(path, loops["plan"]), config, seg, frame,
                                     target if goal == "target" else None, 1000 * scene + r))
                 finally:
                     for thing in opened:
@@ -325,8 +349,9 @@ def measure(args: argparse.Namespace) -> Figures:
 
 def _one(path: str, loop, config, seg: Segmenter, frame: RGBDFrame, target: str | None,
          seed: int):
-    """One plan by path "plan" (the loop) or "tan" (Tan's measure alone)."""
-    if path == "plan":
+    """One plan by a loop path (LOOP_PATHS: the loop with its scoring keys) or "tan" (Tan's
+    measure alone)."""
+    if path in LOOP_PATHS:
         return _plan_once(loop, target)
     return _tan_once(config, loop.projection, seg, frame, target, seed)
 
@@ -340,10 +365,16 @@ def _ms(v: list[float]) -> tuple[float, float]:
     return float(np.median(a)), float(np.percentile(a, 99))
 
 
+def _paths(fig: Figures) -> list[str]:
+    """The paths a measurement has (a baseline tree's bench_loop may know fewer)."""
+    return [p for p in PATHS if any(k.split("/")[1] == p for k in fig.samples)]
+
+
 def print_table(fig: Figures) -> None:
     """The markdown table of one measurement, the warm-up, the cost ratio and the goal."""
     a = fig.args
     counts = [int(c) for c in a["objects"].split(",")]
+    paths = _paths(fig)
     print(f"bench_loop: {a['scenes']} seeded tables (seed {a['seed']}) per object count, "
           f"{a['repeats']} plans per path and goal on each; 640x480, depth noise on")
     print(f"machine: {fig.machine}; onboard from {fig.onboard_file}")
@@ -358,7 +389,7 @@ def print_table(fig: Figures) -> None:
     print("|" + "---|" * len(head))
     for n in counts:
         seen = fig.objects_in_view[str(n)]
-        for p in PATHS:
+        for p in paths:
             for g in GOALS:
                 s = fig.samples[f"{n}/{p}/{g}"]
                 med, p99 = _ms(s.total_s)
@@ -373,7 +404,7 @@ def print_table(fig: Figures) -> None:
                 print("| " + " | ".join(cells) + " |")
     print()
     lo, hi = min(counts), max(counts)
-    for p in PATHS:
+    for p in paths:
         for g in GOALS:
             sa, sb = fig.samples[f"{lo}/{p}/{g}"], fig.samples[f"{hi}/{p}/{g}"]
             a_, b_ = _ms(sa.total_s)[0], _ms(sb.total_s)[0]
@@ -393,6 +424,39 @@ def print_table(fig: Figures) -> None:
         print(f"issue 24 at {GOAL_OBJECTS} objects, plan, best: median {med:.1f} ms, p99 "
               f"{p99:.1f} ms against goal {GOAL_MS:g} ms median, floor {FLOOR_MEDIAN_MS:g} ms "
               f"median and {FLOOR_P99_MS:g} ms p99 -> {verdict}")
+    for p in paths:
+        if p in LOOP_PATHS and GOAL_OBJECTS in counts:
+            med, p99 = _ms(fig.samples[f"{GOAL_OBJECTS}/{p}/best"].total_s)
+            print(f"  {p}: median {med:.1f} ms, p99 {p99:.1f} ms")
+    print_scores(fig)
+
+
+def print_scores(fig: Figures) -> None:
+    """Each new loop path's best score against plan's on the same plans: means over the plans
+    where both found a grasp, the share within SAME_SCORE of plan's or above, and the plans
+    where only one of the two found a grasp."""
+    counts = [int(c) for c in fig.args["objects"].split(",")]
+    print(f"\nbest score against plan's on the same plans (within {SAME_SCORE:g} or above: "
+          f"the same):")
+    print("| objects | goal | path | plans | mean, plan | mean, path | within 0.02 | "
+          "grasp only by plan / only by path |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in counts:
+        for g in GOALS:
+            base = fig.samples[f"{n}/plan/{g}"].plan_scores
+            for p in (q for q in _paths(fig) if q in LOOP_PATHS and q != "plan"):
+                new = fig.samples[f"{n}/{p}/{g}"].plan_scores
+                both = [(a, b) for a, b in zip(base, new) if a is not None and b is not None]
+                only_a = sum(a is not None and b is None for a, b in zip(base, new))
+                only_b = sum(a is None and b is not None for a, b in zip(base, new))
+                if both:
+                    a, b = np.array(both).T
+                    same = f"{np.mean(b >= a - SAME_SCORE):.0%}"
+                    means = f"{a.mean():.3f} | {b.mean():.3f}"
+                else:
+                    same, means = "-", "- | -"
+                print(f"| {n} | {g} | {p} | {len(both)} | {means} | {same} | "
+                      f"{only_a} / {only_b} |")
 
 
 def print_comparison(this: Figures, base: Figures) -> None:

@@ -133,7 +133,14 @@ class ScoringConfig(_Strict):
     when together they are a body the jaw could hold (somewhere narrower than its opening).
     deep_insertion_m: a second search per object with the fingertips this far past its top
     (the support's clearance permitting); the better grasp of the two searches wins (a lying
-    can is held nearer its widest section); 0, or not more than insertion_depth_m: one search."""
+    can is held nearer its widest section); 0, or not more than insertion_depth_m: one search.
+    search: "tan" (Tan et al.'s planning loop: random global rounds, then refinement; the
+    default) or "antipodal" (pairs of boundary pixels whose normals oppose within the pads'
+    friction cone, then the refinement: scoring.SearchParams.sampler). scene_budget: plan
+    for the scene's best grasp object by object in order of promise (narrow enough for the
+    stroke, clear of neighbours: onboard.loop's promise_order) and stop at the first grasp
+    scoring SCENE_GOOD_ENOUGH, instead of searching every object (best-grasp mode only);
+    off by default."""
 
     metres_per_px: float = 0.001
     insertion_depth_m: float = 0.02
@@ -147,6 +154,8 @@ class ScoringConfig(_Strict):
     masses_kg: dict[str, float] = msgspec.field(default_factory=dict)
     join_touching: bool = True
     deep_insertion_m: float = 0.03
+    search: Literal["tan", "antipodal"] = "tan"
+    scene_budget: bool = False
 
 
 class DatabaseConfig(_Strict):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from numba.core.registry import CPUDispatcher
 
-from . import _blur, _kernel, _normals, _physical, _search
+from . import _antipodal, _blur, _kernel, _normals, _physical, _search
 
 _ENTRY_KERNELS = ((_kernel, ("score_kernel", "grpv_kernel")), (_blur, ("_separable",)),
                   (_physical, ("depth_kernel",)), (_normals, ("_normal_field_kernel",)),
-                  (_search, ("_nms",)))
+                  (_search, ("_nms",)), (_antipodal, ("_pair_kernel",)))
 
 
 def jit_kernels() -> dict[str, CPUDispatcher]:

@@ -9,7 +9,8 @@ from . import _kernels
 
 _ENTRY_KERNELS = ("height_classes", "depth_cuts", "component_stats", "plane_inlier_counts",
                   "plane_moments", "reassign_cuts", "claim_holes", "rasterise_surface",
-                  "plane_grid", "extent_above", "fill_from_neighbours")
+                  "plane_grid", "extent_above", "fill_from_neighbours",
+                  "surface_depth_kernel")
 
 
 def jit_kernels() -> dict[str, CPUDispatcher]:

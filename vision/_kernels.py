@@ -407,3 +407,46 @@ def fill_from_neighbours(depth, mask, valid, out):
         out[:, :] = nxt
         todo -= grew
     return todo
+
+
+@nb.njit(cache=True)
+def surface_depth_kernel(grid, lo_x, lo_y, m, within, passes, out):
+    """out (H, W) float32, filled with +inf by the caller: the least depth (grid[..., 2],
+    metres, as float32) of the (h, w, 3) grid's finite samples nearest each pixel, pixel
+    (0, 0) centred on plane point (lo_x, lo_y), m metres a pixel; then up to ``passes``
+    times, the +inf pixels of ``within`` (H, W) bool take the least value of their 3 x 3
+    neighbourhood as it was before the pass (+inf beyond the border), stopping once none is
+    left (vision._heights.surface_depth's numpy arithmetic, in one pass over the samples)."""
+    gh, gw = grid.shape[0], grid.shape[1]
+    H, W = out.shape
+    for i in range(gh):
+        for j in range(gw):
+            x, y, z = grid[i, j, 0], grid[i, j, 1], grid[i, j, 2]
+            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+                continue
+            u = int(np.rint((x - lo_x) / m))
+            v = int(np.rint((y - lo_y) / m))
+            if 0 <= u < W and 0 <= v < H:
+                zf = np.float32(z)
+                if zf < out[v, u]:
+                    out[v, u] = zf
+    prev = np.empty_like(out)
+    for _ in range(passes):
+        any_hole = False
+        for r in range(H):
+            for c in range(W):
+                prev[r, c] = out[r, c]
+                if within[r, c] and math.isinf(out[r, c]):
+                    any_hole = True
+        if not any_hole:
+            break
+        for r in range(H):
+            for c in range(W):
+                if not (within[r, c] and math.isinf(prev[r, c])):
+                    continue
+                best = np.float32(np.inf)
+                for r2 in range(max(r - 1, 0), min(r + 2, H)):
+                    for c2 in range(max(c - 1, 0), min(c + 2, W)):
+                        if prev[r2, c2] < best:
+                            best = prev[r2, c2]
+                out[r, c] = best

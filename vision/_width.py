@@ -49,12 +49,18 @@ def seen_width(frame: RGBDFrame, mask: np.ndarray | ObjectMask, sil: Silhouette)
     from scipy.spatial import ConvexHull, QhullError
 
     m = mask.mask if isinstance(mask, ObjectMask) else np.asarray(mask, bool)
-    depth = frame.depth_m
+    # within the mask's box grown by a pixel (the 3 x 3 count below sees its border as 0,
+    # as it sees the frame's 0s): the same pixels in the same order as over the whole frame,
+    # at a fraction of the cost
+    c0, r0, bw, bh = cv2.boundingRect(m.view(np.uint8))
+    r0, c0 = max(r0 - 1, 0), max(c0 - 1, 0)
+    r1, c1 = min(r0 + bh + 2, m.shape[0]), min(c0 + bw + 2, m.shape[1])
+    m, depth = m[r0:r1, c0:c1], frame.depth_m[r0:r1, c0:c1]
     with np.errstate(invalid="ignore"):
         rows, cols = np.nonzero(m & (depth > 0))  # NaN compares False: holes stay out
     z = depth[rows, cols].astype(np.float64)
     k = frame.intrinsics
-    p_cam = k.deproject_pixels(cols, rows, z)
+    p_cam = k.deproject_pixels(cols + c0, rows + r0, z)
     T_plane_camera = np.linalg.inv(sil.T_base_plane) @ frame.T_base_camera
     q = p_cam @ T_plane_camera[:3, :3].T + T_plane_camera[:3, 3]
     # above the fingertips (the plane's z runs along the approach: z <= 0), less the pixels

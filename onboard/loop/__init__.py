@@ -10,6 +10,8 @@
                       (reach, height-map collision, image consistency), ranked; GraspIndex
     _database_source.py  DatabaseSource, the multi-finger source (the cell file's database
                       section turns it on): recognise, place, filter, propose
+    _promise.py       promise_order: the order a scene-level budget (scoring.scene_budget)
+                      searches the objects in, from cheap cues of their masks
     _draws.py         validate mode: a grasp drawn across the score levels
     _executor.py      Executor: Plan -> Execution (approach, grip, after-image, lift, judge,
                       place); safe stop on any fault
@@ -32,7 +34,8 @@ from ._draws import LEVELS, LevelDraw, RankDraw, draw_across_levels, draw_rank_l
 from ._executor import Executor
 from ._image_search import ImageSearch
 from ._loop import PickingLoop
-from ._planner import GRASP_SOURCES, OPTIONAL_SOURCES, Planner, grasp_sources
+from ._planner import GRASP_SOURCES, OPTIONAL_SOURCES, SCENE_GOOD_ENOUGH, Planner, grasp_sources
+from ._promise import Promise, promise_order, promises
 from ._record import trial_images, trial_record
 from ._source import FailedGrasps, GraspSource, Proposal, SourceSetup
 from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, SimulatedTruth
@@ -78,10 +81,14 @@ __all__ = [
     "RankDraw",
     "Plan",
     "Planner",
+    "Promise",
+    "promise_order",
+    "promises",
     "Proposal",
     "Recogniser",
     "Recognition",
     "REJECT_REASONS",
+    "SCENE_GOOD_ENOUGH",
     "SimulatedTruth",
     "SourceSetup",
     "StageClock",

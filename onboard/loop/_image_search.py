@@ -65,6 +65,11 @@ class ImageSearch:
         first, deep = min(s.insertion_depth_m, pad), min(s.deep_insertion_m, pad)
         return [first] + ([deep] if deep > first else [])
 
+    def search_params(self) -> SearchParams:
+        """The search's settings: the planning loop's defaults with the cell file's sampler
+        (scoring.search: "tan" or "antipodal")."""
+        return SearchParams(sampler=self.config.scoring.search)
+
     def _label(self, frame: RGBDFrame, mask: ObjectMask) -> str | None:
         """The object's label: the segmenter's, else the ground truth's name, else None."""
         return mask.label or self._truth.object_name(frame, mask)
@@ -112,7 +117,7 @@ class ImageSearch:
             with clock.stage("search"):
                 kw = self.measure_kw(frame, masks[i], sil)
                 found = search_grasps(sil.image, self.projection, target=sil.target,
-                                      top_k=self.config.scoring.top_k, settings=SearchParams(),
+                                      top_k=self.config.scoring.top_k, settings=self.search_params(),
                                       seed=int(self._rng.integers(2**31)), **kw)
             if found.no_grasp:
                 if k == 0:

@@ -16,6 +16,7 @@ from .._types import NoGrasp
 from ._clock import StageClock
 from ._database_source import database_source
 from ._image_search import ImageSearch
+from ._promise import promise_order
 from ._source import GraspSource, Proposal, SourceSetup
 from ._truth import CellTruth
 from ._types import LoopState, Plan
@@ -27,6 +28,9 @@ GRASP_SOURCES = (ImageSearch,)
 # Sources a cell file turns on by its own section: (the CellConfig field, the factory).
 OPTIONAL_SOURCES = (("database", database_source),)
 
+# With scoring.scene_budget, a plan stops at the first object whose grasp scores this much
+# (the search's own quality threshold: the top level of the trial reports)
+SCENE_GOOD_ENOUGH = 0.95
 log = logging.getLogger("graspline.loop")
 
 
@@ -55,6 +59,9 @@ class Planner:
         # how the last cycle ended, for the simulated cell's operator: True nothing holdable
         # in view, False a grasp chosen, None neither (a camera fault, nothing segmented)
         self._nothing_holdable: bool | None = None
+        # the mask indices the last plan asked the sources about, in the order asked (all the
+        # targets without scoring.scene_budget; with it, up to the first good-enough grasp)
+        self.last_asked: list[int] = []
 
     def plan(self, clock: StageClock, object_label: str | None = None,
              timeout_s: float | None = None) -> Plan:
@@ -109,11 +116,25 @@ class Planner:
         """The best proposal of any source on any target object, why the objects no source
         can hold cannot be held, and the fallbacks: for a source that reports them
         (``reports_fallbacks``, the database), each object it could not serve, why, and what
-        stands in for it (the other sources, or no grasp), each also logged."""
+        stands in for it (the other sources, or no grasp), each also logged.
+
+        With scoring.scene_budget, in mode "best", the objects are asked in order of promise
+        (promise_order) and the asking stops at the first proposal scoring
+        SCENE_GOOD_ENOUGH; validate mode asks every object, so that its draws across the
+        score levels are not drawn from the easiest objects only."""
         best: Proposal | None = None
         unholdable: list[str] = []
         fallbacks: list[str] = []
+        budget = self.config.scoring.scene_budget and self.mode == "best"
+        self.last_asked = []
+        if budget and len(targets) > 1:
+            # the masks' cues, timed with the segmentation they are read from
+            with clock.stage("segment"):
+                targets = promise_order(frame, masks, targets, self.config.gripper.open_width_m)
         for i in targets:
+            if budget and best is not None and best.score >= SCENE_GOOD_ENOUGH:
+                break
+            self.last_asked.append(i)
             for source in self.sources:
                 found = source.propose(frame, masks, i, clock)
                 if isinstance(found, str):

@@ -18,7 +18,7 @@ import numpy as np
 import scoring
 import vision
 from drivers.camera import RGBDFrame, intrinsics_from_fov, look_at
-from scoring import SearchParams, search_grasps
+from scoring import antipodal_candidates, search_grasps
 
 from .._overlay import draw_grasps
 from .._types import KernelWarmUp
@@ -99,7 +99,8 @@ def _box_masks(frame: RGBDFrame) -> list[vision.ObjectMask]:
 
 def _search_object(source: ImageSearch, frame: RGBDFrame, masks: list, i: int) -> None:
     """Object i's silhouettes and searches as ImageSearch.propose makes them, with a fixed
-    seed instead of the loop's random stream, and the trial's overlay of the top grasp."""
+    seed instead of the loop's random stream, the antipodal pairs, and the trial's overlay of
+    the top grasp."""
     for insertion in source.insertions():
         try:
             sil = source.silhouette(frame, masks, i, insertion)
@@ -108,8 +109,11 @@ def _search_object(source: ImageSearch, frame: RGBDFrame, masks: list, i: int) -
         if not sil.target.any():
             continue
         found = search_grasps(sil.image, source.projection, target=sil.target,
-                              top_k=source.config.scoring.top_k, settings=SearchParams(),
+                              top_k=source.config.scoring.top_k, settings=source.search_params(),
                               seed=0, **source.measure_kw(frame, masks[i], sil))
+        # the other sampler's pairing kernel too: a cell may switch scoring.search between
+        # cycles (PickingLoop.config), and its first cycle must not compile
+        antipodal_candidates(sil.image, source.projection, target=sil.target, seed=0)
         if len(found):  # as trial_images draws the chosen grasp
             draw_grasps(sil.image, np.array([float(found.x[0])]), np.array([float(found.y[0])]),
                         np.array([float(found.theta[0])]), np.array([float(found.scores.score[0])]),

@@ -304,3 +304,29 @@ def test_fill_from_neighbours_matches_the_reference():
     ref = reference_fill(depth.astype(np.float64), mask, valid)
     np.testing.assert_allclose(out, ref, rtol=1e-6, equal_nan=True)
     assert left == 4 and np.isnan(out[2:4, 2:4]).all() and not np.isnan(out[mask][4:]).any()
+
+
+def test_surface_depth_kernel_matches_the_numpy_reference():
+    # the silhouette's depth surface: the Numba pass against its earlier numpy form (private
+    # module: the kernel is what is tested), on grids with gaps, NaN samples and points off
+    # the image, filling holes of the drawn outline
+    from vision._heights import surface_depth, surface_depth_reference
+
+    rng = np.random.default_rng(5)
+    for trial in range(20):
+        h, w = rng.integers(5, 40, 2)
+        grid = np.empty((h, w, 3))
+        grid[..., 0] = rng.uniform(-0.01, 0.05, (h, w))
+        grid[..., 1] = rng.uniform(-0.01, 0.04, (h, w))
+        grid[..., 2] = rng.uniform(0.2, 0.3, (h, w))
+        grid[rng.random((h, w)) < 0.2] = np.nan          # outside the mask
+        grid[rng.random((h, w)) < 0.05, 0] = np.inf      # a broken sample
+        shape = (int(rng.integers(20, 50)), int(rng.integers(20, 60)))
+        within = rng.random(shape) < 0.7
+        lo, m = np.array([0.0, 0.0]), float(rng.choice([0.001, 0.0015]))
+        a = surface_depth(grid, lo, shape, m, within)
+        b = surface_depth_reference(grid, lo, shape, m, within)
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == np.float32 and np.isfinite(a).any() and np.isinf(a).any()
+    empty = surface_depth(np.empty((0, 0, 3)), np.zeros(2), (4, 5), 0.001, np.ones((4, 5), bool))
+    assert np.isinf(empty).all()
