@@ -178,7 +178,9 @@ class ApproachesConfig(_Strict):
     tilt the arm reaches (the simulated arm reaches any orientation). clearance_m : how far
     the hand (fingertips, finger bodies, palm) stays above the support, at the grasp and at
     the pre-grasp. hand_length_m : the palm and wrist's extent behind the finger roots along
-    the approach. screen_candidates : candidates scored on each approach's projection to
+    the approach. max_closing_slope_deg : the steepest the closing direction may run from
+    horizontal (a camera above sees an object's sides only as its outline: fingers closing
+    across it about horizontally meet the sides it saw). screen_candidates : candidates scored on each approach's projection to
     rank the approaches (one round, no refinement); full_searches : how many of the best
     ranked approaches then get the image search's whole search."""
 
@@ -188,6 +190,7 @@ class ApproachesConfig(_Strict):
     max_tilt_deg: float = 90.0
     clearance_m: float = 0.01
     hand_length_m: float = 0.05
+    max_closing_slope_deg: float = 30.0
     screen_candidates: int = 512
     full_searches: int = 1
 
@@ -477,6 +480,9 @@ def _check_approaches(a: ApproachesConfig, source: str) -> None:
     if not (math.isfinite(a.max_tilt_deg) and 0 < a.max_tilt_deg <= 180):
         raise CellFileError(f"{source}: key 'approaches.max_tilt_deg' must be in (0, 180], "
                             f"got {a.max_tilt_deg!r}")
+    if not (math.isfinite(a.max_closing_slope_deg) and 0 <= a.max_closing_slope_deg <= 90):
+        raise CellFileError(f"{source}: key 'approaches.max_closing_slope_deg' must be in "
+                            f"[0, 90], got {a.max_closing_slope_deg!r}")
     for key in ("min_height_m", "clearance_m", "hand_length_m"):
         v = getattr(a, key)
         if not (math.isfinite(v) and v >= 0):

@@ -28,6 +28,9 @@ from ._source import Proposal, SourceSetup
 # Share of an object's points above which its top is taken (a flying pixel must not make a
 # flat object tall), as the silhouette takes its first point along the approach.
 TOP_PERCENTILE = 98.0
+# Distinct grasps each tilted search keeps: more than the image search's top_k, since the
+# closing-slope and hand checks then pass over some of them.
+TILTED_TOP_K = 20
 # The approach source's own random stream (from the cell's scoring seed and this tag): with
 # it, turning the section on leaves the top-down search's draws, hence its grasps, unchanged.
 _STREAM_TAG = 24
@@ -211,7 +214,8 @@ class ApproachSearch:
         with clock.stage("search"):
             kw = self._image.measure_kw(frame, masks[i], sil)
             found = search_grasps(sil.image, self._image.projection, target=sil.target,
-                                  top_k=self.config.scoring.top_k, settings=params,
+                                  top_k=max(TILTED_TOP_K, self.config.scoring.top_k),
+                                  settings=params,
                                   seed=int(self._rng.integers(2**31)), **kw)
         if found.no_grasp or len(found) == 0:
             return 0.0, sil, None, found, kw
@@ -220,13 +224,16 @@ class ApproachSearch:
         return score, sil, j, found, kw
 
     def _first_clear(self, sil: Silhouette, found, n_b: np.ndarray, off_b: float) -> int | None:
-        """Index of the best grasp in ``found`` whose hand stays clear of the support at the
-        grasp and the pre-grasp and that is not one of the last failed grasps."""
+        """Index of the best grasp in ``found`` that closes within max_closing_slope_deg of
+        the support's plane, whose hand stays clear of the support at the grasp and the
+        pre-grasp, and that is not one of the last failed grasps."""
         g, s = self.config.gripper, self.settings
         T = sil.tcp_poses(found.x, found.y, found.theta, tcp_to_tip_m=g.tcp_to_tip_m)
+        max_rise = math.sin(math.radians(s.max_closing_slope_deg)) + 1e-9
         for j in range(len(found)):
-            if (hand_clear(T[j], self._corners, self.config.arm.pregrasp_m, n_b, off_b,
-                           s.clearance_m) and not self._failed.near(T[j])):
+            if (abs(float(T[j][:3, 0] @ n_b)) <= max_rise
+                    and hand_clear(T[j], self._corners, self.config.arm.pregrasp_m, n_b, off_b,
+                                   s.clearance_m) and not self._failed.near(T[j])):
                 return j
         return None
 

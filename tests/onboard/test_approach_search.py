@@ -26,6 +26,7 @@ from onboard.loop import (GRASP_SOURCES, ApproachSearch, StageClock, approach_ax
     ("approaches: {hand_length_m: .nan}\n", "approaches.hand_length_m"),
     ("approaches: {screen_candidates: 0}\n", "approaches.screen_candidates"),
     ("approaches: {full_searches: 0}\n", "approaches.full_searches"),
+    ("approaches: {max_closing_slope_deg: 95}\n", "approaches.max_closing_slope_deg"),
     ("approaches: {azimuths: many}\n", "approaches.azimuths"),
     ("approaches: {tilt: 30}\n", "approaches.tilt"),
 ])
@@ -121,6 +122,8 @@ def test_on_an_upright_bottle_the_source_proposes_a_tilted_grasp_along_its_appro
     # the TCP's z axis is the approach the silhouette was projected along, tilted from down
     assert np.allclose(T[:3, 2], proposal.sil.approach, atol=1e-9)
     assert math.isclose(-T[2, 2], math.cos(math.radians(tilt)), abs_tol=1e-9)
+    # the fingers close across the bottle about horizontally (across the sides the camera saw)
+    assert abs(T[2, 0]) <= math.sin(math.radians(source.settings.max_closing_slope_deg)) + 1e-9
     # its hand clears the table at the grasp and the pre-grasp
     n, off = plane.in_base(frame.T_base_camera)
     g = cell.config.gripper
