@@ -43,6 +43,7 @@ class Arm:
     propose_s: dict[str, list[float]] = dataclasses.field(default_factory=dict)
     tilted: list = dataclasses.field(default_factory=list)
     no_grasp: int = 0
+    refused: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def tall_ycb_dir(ycb: str, into: Path) -> str:
@@ -89,7 +90,11 @@ def run_arm(name: str, n: int, seed: int, ycb: str | None, approaches) -> Arm:
                 timed(source, arm.propose_s)
             for _ in tqdm(range(n), desc=name, unit="trial", file=sys.stderr):
                 r = cell.pick_record()
-                arm.no_grasp += r.outcome == "no_grasp"
+                if r.outcome == "no_grasp":  # what no grasp was offered on (nothing moved)
+                    arm.no_grasp += 1
+                    w = sim.world
+                    for name in (w.objects[k].name for k in w.on_table()):
+                        arm.refused[name] = arm.refused.get(name, 0) + 1
                 if r.success is None:
                     continue
                 arm.kinds.append(r.object_label.split("@")[0] or "unknown")
@@ -121,7 +126,8 @@ def print_tables(top: Arm, tilted: Arm, n_axes: int) -> None:
     print(f"| all | {len(top.success)} | {np.mean(top.success):.0%} | {len(tilted.success)} | "
           f"{np.mean(tilted.success):.0%} | {tilted.sources.count('approach_search')} |")
     print(f"\nno grasp offered: {top.no_grasp} cycles top-down only, {tilted.no_grasp} with the "
-          f"approaches (objects the jaw cannot hold from any of them)")
+          f"approaches; objects in view then (cycles): top-down only {top.refused}, with the "
+          f"approaches {tilted.refused}")
     per_object = [t.seconds for t in tilted.tilted]
     per_axis = [t.seconds / t.n_approaches for t in tilted.tilted]
     print("\n| planning time, ms | median | p99 | calls |")
