@@ -39,12 +39,25 @@ log = logging.getLogger("graspline.loop")
 
 @dataclasses.dataclass(frozen=True)
 class ApproachTiming:
-    """What one object's tilted search cost: approaches projected and searched, seconds in
-    all (silhouettes and searches), and whether the object was tall enough to search."""
+    """What one tall object's tilted search cost: the object's mask, the approaches
+    projected and searched, and the seconds in all (silhouettes, screens, full searches)."""
 
     mask_index: int
     n_approaches: int
     seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class _Searched:
+    """One approach searched: the score of its best grasp that passes the checks (0 if
+    none), the silhouette, that grasp's index in ``found`` (None if none), the grasps, and
+    the measure's keyword arguments they were scored with."""
+
+    score: float
+    sil: Silhouette
+    j: int | None
+    found: object
+    kw: dict
 
 
 def approach_axes(tilts_deg: list[float], azimuths: int,
@@ -176,31 +189,29 @@ class ApproachSearch:
             return None
         if self.object_height_m(frame, masks[i], plane) < self.settings.min_height_m:
             return None
-        n_b, off_b = plane.in_base(frame.T_base_camera)
         start = time.perf_counter()
         screened = []
-        for k, (tilt, azimuth, a) in enumerate(self.axes):
+        for k, (_, _, a) in enumerate(self.axes):
             found = self._search(frame, masks, i, a, self._screen, clock)
-            if found is not None and found[2] is not None:
-                screened.append((found[0], k, found[1]))
+            if found is not None and found.j is not None:
+                screened.append((found.score, k, found.sil))
         best = None
         for _, k, sil in sorted(screened, key=lambda e: -e[0])[:self.settings.full_searches]:
-            tilt, azimuth, a = self.axes[k]
-            score, sil, j, found, kw = self._search(frame, masks, i, a, SearchParams(), clock,
-                                                    sil=sil)
-            if j is not None and (best is None or score > best[0]):
-                best = (score, sil, found, j, kw, tilt, azimuth)
+            found = self._search(frame, masks, i, self.axes[k][2], SearchParams(), clock, sil=sil)
+            if found.j is not None and (best is None or found.score > best[0].score):
+                best = (found, k)
         self.timings.append(ApproachTiming(i, len(self.axes), time.perf_counter() - start))
         if best is None:
             return None
-        score, sil, found, j, kw, tilt, azimuth = best
-        return Proposal(score, i, self, limit_text(found.scores, j), sil,
-                        (found, j, kw, tilt, azimuth))
+        found, k = best
+        tilt, azimuth, _ = self.axes[k]
+        return Proposal(found.score, i, self, limit_text(found.found.scores, found.j),
+                        found.sil, (found.found, found.j, found.kw, tilt, azimuth))
 
     def _search(self, frame: RGBDFrame, masks: list[ObjectMask], i: int, a: np.ndarray,
-                params: SearchParams, clock: StageClock, *, sil: Silhouette | None = None):
-        """(score of the best clear grasp, silhouette, its index or None, the grasps, the
-        measure's keyword arguments) of one approach a searched with params; None without a
+                params: SearchParams, clock: StageClock, *,
+                sil: Silhouette | None = None) -> _Searched | None:
+        """Object i searched along approach a (base frame) with params; None without a
         silhouette. sil : the approach's silhouette when already made."""
         if sil is None:
             with clock.stage("silhouette"):
@@ -215,13 +226,11 @@ class ApproachSearch:
             kw = self._image.measure_kw(frame, masks[i], sil)
             found = search_grasps(sil.image, self._image.projection, target=sil.target,
                                   top_k=max(TILTED_TOP_K, self.config.scoring.top_k),
-                                  settings=params,
-                                  seed=int(self._rng.integers(2**31)), **kw)
+                                  settings=params, seed=int(self._rng.integers(2**31)), **kw)
         if found.no_grasp or len(found) == 0:
-            return 0.0, sil, None, found, kw
+            return _Searched(0.0, sil, None, found, kw)
         j = self._first_clear(sil, found, *self._plane().in_base(frame.T_base_camera))
-        score = 0.0 if j is None else float(found.scores.score[j])
-        return score, sil, j, found, kw
+        return _Searched(0.0 if j is None else float(found.scores.score[j]), sil, j, found, kw)
 
     def _first_clear(self, sil: Silhouette, found, n_b: np.ndarray, off_b: float) -> int | None:
         """Index of the best grasp in ``found`` that closes within max_closing_slope_deg of
