@@ -7,6 +7,7 @@ dropped, the best proposed. The cell file's ``approaches`` section turns it on
 planner takes the higher score."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import math
@@ -34,6 +35,8 @@ TILTED_TOP_K = 20
 # The approach source's own random stream (from the cell's scoring seed and this tag): with
 # it, turning the section on leaves the top-down search's draws, hence its grasps, unchanged.
 _STREAM_TAG = 24
+# The last searches' timings kept (ApproachSearch.timings)
+TIMINGS_KEPT = 10_000
 log = logging.getLogger("graspline.loop")
 
 
@@ -132,7 +135,8 @@ class ApproachSearch:
         # one round of screen_candidates, no refinement: enough to rank the approaches
         self._screen = SearchParams(batch=s.screen_candidates,
                                     max_candidates=s.screen_candidates, refine_rounds=0)
-        self.timings: list[ApproachTiming] = []   # one per object searched, for benchmarks
+        # one per tall object searched, for benchmarks; bounded, for a cell that runs for days
+        self.timings: collections.deque[ApproachTiming] = collections.deque(maxlen=TIMINGS_KEPT)
 
     @property
     def config(self) -> CellConfig:
