@@ -1,7 +1,7 @@
 """graspline onboard: the picking cell (loop, devices, endpoint), its cell file, the trial
 log and the validation report (see docs/design.md)."""
 from ._cell import PickingCell, make_picking_service, open_picking_cell
-from ._cellfile import (CameraConfig, CellConfig, CellFileError, DatabaseConfig, GripperConfig,
+from ._cellfile import (ApproachesConfig, CameraConfig, CellConfig, CellFileError, DatabaseConfig, GripperConfig,
                         SegmenterConfig, SimConfig, config_hash, jaw_friction, load_cell_file,
                         parse_cell_file, sim_cell_file, sim_pad_friction)
 from ._devices import CellSetupError
@@ -15,6 +15,7 @@ from ._types import CellStatus, GraspChoice, KernelWarmUp, NoGrasp
 from .loop import Execution, PickingLoop, Plan, StageClock
 
 __all__ = [
+    "ApproachesConfig",
     "CameraConfig",
     "DatabaseConfig",
     "GripperConfig",

@@ -178,6 +178,32 @@ class DatabaseConfig(_Strict):
     recogniser: Literal["vision", "truth"] = "vision"
 
 
+class ApproachesConfig(_Strict):
+    """Tilted approach axes for tall objects (docs/cell-file.md#approach-axes): the
+    approach_search grasp source projects each object whose top stands at least min_height_m
+    over the support along every approach a = (sin t cos phi, sin t sin phi, -cos t), t in
+    tilts_deg (from straight down), phi at azimuths even steps around the vertical, and
+    searches each projection with the image search's measure. max_tilt_deg : the steepest
+    tilt the arm reaches (the simulated arm reaches any orientation). clearance_m : how far
+    the hand (fingertips, finger bodies, palm) stays above the support, at the grasp and at
+    the pre-grasp. hand_length_m : the palm and wrist's extent behind the finger roots along
+    the approach. max_closing_slope_deg : the steepest the closing direction may run from
+    horizontal (a camera above sees an object's sides only as its outline: fingers closing
+    across it about horizontally meet the sides it saw). screen_candidates : candidates scored on each approach's projection to
+    rank the approaches (one round, no refinement); full_searches : how many of the best
+    ranked approaches then get the image search's whole search."""
+
+    tilts_deg: list[float] = msgspec.field(default_factory=lambda: [30.0, 60.0])
+    azimuths: int = 8
+    min_height_m: float = 0.10
+    max_tilt_deg: float = 90.0
+    clearance_m: float = 0.01
+    hand_length_m: float = 0.05
+    max_closing_slope_deg: float = 30.0
+    screen_candidates: int = 512
+    full_searches: int = 1
+
+
 class ServerConfig(_Strict):
     """The robot-controller endpoint: address to bind (loopback unless set) and port."""
 
@@ -213,6 +239,7 @@ class CellConfig(_Strict):
     calibration: CalibrationConfig = CalibrationConfig()
     scoring: ScoringConfig = ScoringConfig()
     database: DatabaseConfig | None = None   # None: the parallel-jaw image search alone
+    approaches: ApproachesConfig | None = None   # None: straight-down approaches only
     log_dir: str = "trials"
     budgets_s: dict[str, float] = msgspec.field(default_factory=dict)
     server: ServerConfig = ServerConfig()
@@ -386,6 +413,8 @@ def _check_values(config: CellConfig, source: str) -> None:
             raise CellFileError(f"{source}: key 'database.recogniser' is 'truth', the simulated "
                                 f"cell's ground truth, but camera.kind is "
                                 f"{config.camera.kind!r}; use 'vision' on hardware")
+    if config.approaches is not None:
+        _check_approaches(config.approaches, source)
     if config.camera.kind == "recording" and not config.camera.recording:
         raise CellFileError(f"{source}: key 'camera.recording' must name a .db3 file when "
                             f"camera.kind is 'recording'")
@@ -449,6 +478,30 @@ def _check_database(db: DatabaseConfig, source: str) -> None:
                             f"[xmax, ymax, zmax]] in metres with each min < max, got {box!r}")
 
 
+def _check_approaches(a: ApproachesConfig, source: str) -> None:
+    """The approaches section's ranges; CellFileError naming the key and the value."""
+    if not a.tilts_deg or not all(math.isfinite(t) and 0 < t <= 90 for t in a.tilts_deg):
+        raise CellFileError(f"{source}: key 'approaches.tilts_deg' must list tilts from straight "
+                            f"down in (0, 90] degrees, got {a.tilts_deg!r}")
+    if not 1 <= a.azimuths <= 36:
+        raise CellFileError(f"{source}: key 'approaches.azimuths' must be in 1..36, "
+                            f"got {a.azimuths!r}")
+    if not (math.isfinite(a.max_tilt_deg) and 0 < a.max_tilt_deg <= 180):
+        raise CellFileError(f"{source}: key 'approaches.max_tilt_deg' must be in (0, 180], "
+                            f"got {a.max_tilt_deg!r}")
+    if not (math.isfinite(a.max_closing_slope_deg) and 0 <= a.max_closing_slope_deg <= 90):
+        raise CellFileError(f"{source}: key 'approaches.max_closing_slope_deg' must be in "
+                            f"[0, 90], got {a.max_closing_slope_deg!r}")
+    for key in ("min_height_m", "clearance_m", "hand_length_m"):
+        v = getattr(a, key)
+        if not (math.isfinite(v) and v >= 0):
+            raise CellFileError(f"{source}: key 'approaches.{key}' must be >= 0, got {v!r}")
+    for key in ("screen_candidates", "full_searches"):
+        if getattr(a, key) < 1:
+            raise CellFileError(f"{source}: key 'approaches.{key}' must be >= 1, "
+                                f"got {getattr(a, key)!r}")
+
+
 def resolve_paths(config: CellConfig, base: Path) -> CellConfig:
     """The config with relative file paths made relative to ``base`` (the cell file's folder)."""
     def fix(p: str | None) -> str | None:
@@ -509,5 +562,9 @@ def _database_hand_name(hand: str) -> str:
 
 
 def config_hash(config: CellConfig) -> str:
-    """sha256 of a config's canonical JSON (for built-in configs that have no file)."""
-    return hashlib.sha256(msgspec.json.encode(config)).hexdigest()
+    """sha256 of a config's canonical JSON (for built-in configs that have no file); a config
+    without the approaches section hashes as it did before the section existed."""
+    raw = msgspec.to_builtins(config)
+    if raw.get("approaches") is None:
+        raw.pop("approaches", None)
+    return hashlib.sha256(msgspec.json.encode(raw)).hexdigest()

@@ -28,7 +28,9 @@ from ._gripper import SimJawGripper
 from ._hand import SimHand
 from ._hand_grasp import HandGraspOutcome, HandGraspSettings, execute_hand_grasp
 from ._primitives import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
-from ._scene import CellWorld, build_cell_world, footprint_radius_m, random_stable_pose
+from ._scene import (CellWorld, build_cell_world, footprint_radius_m, random_stable_pose,
+                     tallest_stable_pose)
+
 
 GAP_M = 0.02
 PLACE_REGION_M = (0.22, 0.16)  # half extents of where objects are laid (in the camera's view)
@@ -51,6 +53,9 @@ class SimCellSettings:
     hand (as ``graspline db build --hand`` takes it), behind drivers.hand.Hand. A
     multi-finger cell lays only objects a grasp database can know (the built-in shapes and
     the YCB scans, never random primitives), since its grasps come from the database.
+    stand_tall : lay every object in its tallest stable pose (a bottle upright, a box on its
+    end) instead of one drawn by probability: the tables of tall objects that tilted
+    approaches are measured on (benchmarks/bench_approaches.py).
     """
 
     objects_per_table: tuple[int, int] = (3, 5)
@@ -77,6 +82,7 @@ class SimCellSettings:
     no_grasp_cycles: int = 2  # cycles in a row finding nothing holdable before it is laid anew
     safe_height_m: float = 0.32
     hand: str = "parallel"
+    stand_tall: bool = False
 
     @property
     def jaw(self) -> bool:
@@ -251,7 +257,8 @@ class SimCell:
             for _ in range(500):
                 yaw = self._rng.uniform(-math.pi, math.pi)
                 xy = (self._rng.uniform(-hx, hx), self._rng.uniform(-hy, hy))
-                T = random_stable_pose(obj, xy, yaw, self._rng)
+                T = (tallest_stable_pose(obj, xy, yaw) if self.settings.stand_tall
+                     else random_stable_pose(obj, xy, yaw, self._rng))
                 r = footprint_radius_m(obj, T)
                 if all(math.hypot(xy[0] - x, xy[1] - y) >= r + rr + GAP_M for x, y, rr in placed):
                     break

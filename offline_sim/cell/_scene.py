@@ -315,6 +315,23 @@ def random_stable_pose(obj: GraspObject, xy: tuple[float, float], yaw_rad: float
     return T
 
 
+def tallest_stable_pose(obj: GraspObject, xy: tuple[float, float], yaw_rad: float, *,
+                        min_probability: float = 0.02) -> np.ndarray:
+    """T_world_object of obj resting in the stable pose that stands its top highest (a bottle
+    upright, a box on its end) at table point xy (metres) turned by yaw_rad about the vertical,
+    among the poses of at least min_probability (trimesh also lists poses an object balances
+    in only on paper: a drill on its chuck's edge topples as the table settles)."""
+    p = obj.stable_probabilities / obj.stable_probabilities.sum()
+    tops = [float((obj.visual[0] @ T[:3, :3].T)[:, 2].max() + T[2, 3]) if q >= min_probability
+            else -math.inf for T, q in zip(obj.stable_poses, p)]
+    T_rest = obj.stable_poses[int(np.argmax(tops))]
+    c, s = math.cos(yaw_rad), math.sin(yaw_rad)
+    T_yaw = pose(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), (xy[0], xy[1], 0.0))
+    T = T_yaw @ T_rest
+    T[2, 3] += 0.0005  # as random_stable_pose: it settles instead of starting in contact
+    return T
+
+
 def footprint_radius_m(obj: GraspObject, T_world_object: np.ndarray) -> float:
     """Radius (metres) of the object's footprint on the table about its pose's origin."""
     v = obj.visual[0] @ T_world_object[:3, :3].T

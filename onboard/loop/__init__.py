@@ -21,8 +21,12 @@
     _types.py         Plan, Execution, LoopState
     _warm.py          warm start: the planning's Numba kernels made ready on a synthetic scene
                       before the first frame (PickingLoop.warm_up)
+    _approach_search.py  tilted approaches on tall objects (optional source "approach_search",
+                      the cell file's approaches section)
     _loop.py          PickingLoop
 """
+from ._approach_search import (ApproachSearch, ApproachTiming, approach_axes, approach_source,
+                               hand_clear, hand_corners_tcp)
 from ._clock import StageClock
 from ._database_source import (DatabaseDetail, DatabaseSource, Recognition, Recogniser,
                                current_measures_version, database_name, database_source,
@@ -42,6 +46,12 @@ from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, Simul
 from ._types import DatabaseGraspView, Execution, LoopState, Plan
 
 __all__ = [
+    "approach_axes",
+    "approach_source",
+    "ApproachSearch",
+    "ApproachTiming",
+    "hand_clear",
+    "hand_corners_tcp",
     "CellTruth",
     "current_measures_version",
     "database_name",

@@ -14,6 +14,7 @@ from vision import ObjectMask, Segmenter
 from .._cellfile import CellConfig
 from .._types import NoGrasp
 from ._clock import StageClock
+from ._approach_search import approach_source
 from ._database_source import database_source
 from ._image_search import ImageSearch
 from ._promise import promise_order
@@ -26,7 +27,7 @@ from ._types import LoopState, Plan
 # entry here, or in OPTIONAL_SOURCES when a cell file section turns it on.
 GRASP_SOURCES = (ImageSearch,)
 # Sources a cell file turns on by its own section: (the CellConfig field, the factory).
-OPTIONAL_SOURCES = (("database", database_source),)
+OPTIONAL_SOURCES = (("database", database_source), ("approaches", approach_source))
 
 # With scoring.scene_budget, a plan stops at the first object whose grasp scores this much
 # (the search's own quality threshold: the top level of the trial reports)
