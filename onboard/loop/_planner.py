@@ -119,6 +119,9 @@ class Planner:
         (``reports_fallbacks``, the database), each object it could not serve, why, and what
         stands in for it (the other sources, or no grasp), each also logged.
 
+        A source with an ``only_below`` score (the tilted approaches) is asked about an
+        object only while the sources before it found less there.
+
         With scoring.scene_budget, in mode "best", the objects are asked in order of promise
         (promise_order) and the asking stops at the first proposal scoring
         SCENE_GOOD_ENOUGH; validate mode asks every object, so that its draws across the
@@ -136,8 +139,14 @@ class Planner:
             if budget and best is not None and best.score >= SCENE_GOOD_ENOUGH:
                 break
             self.last_asked.append(i)
+            here = 0.0  # the best score an earlier source found on object i
             for source in self.sources:
+                below = getattr(source, "only_below", None)
+                if below is not None and here >= below:
+                    continue  # a source that only adds where the others found less (tilts)
                 found = source.propose(frame, masks, i, clock)
+                if isinstance(found, Proposal):
+                    here = max(here, found.score)
                 if isinstance(found, str):
                     unholdable.append(found)
                     if getattr(source, "reports_fallbacks", False):

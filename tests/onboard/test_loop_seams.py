@@ -159,6 +159,19 @@ def test_the_planner_asks_every_grasp_source_and_takes_the_best_proposal(tmp_pat
     assert all(s.config.scoring.top_k == 7 for s in sources)
 
 
+def test_a_source_with_only_below_is_asked_only_where_the_sources_before_it_found_less(
+        tmp_path):
+    loop = hardware_loop(tmp_path, [table_depth(True)])
+    first, later = RecordingSource(0.97, loop.config), RecordingSource(0.99, loop.config)
+    later.only_below = 0.95  # as the tilted approaches' source: worth asking under 0.95 only
+    loop.planner.sources[:] = [first, later]
+    plan = loop.plan()
+    assert first.asked == [0] and later.asked == [] and plan.choice.score == 0.97
+    first.score = 0.9
+    plan = loop.plan()
+    assert later.asked == [0] and plan.choice.score == 0.99
+
+
 def _fields(rec) -> dict:
     """A record's fields, arrays as lists (for ==)."""
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(rec).items()}
