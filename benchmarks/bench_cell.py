@@ -318,7 +318,7 @@ ABLATIONS = (
     ("+ finger bodies", lambda f: f["tan_score"] * (1 - f["body_collision"])),
     ("+ contact height", lambda f: f["tan_score"] * f["score_contact"]),
     ("+ torque about the grasp axis", lambda f: f["tan_score"] * f["score_torque"]),
-    ("+ contact tilt (undercut)", lambda f: f["tan_score"] * f["score_tilt"]),
+    ("+ contact tilt (lean above the widest point)", lambda f: f["tan_score"] * f["score_tilt"]),
     ("graspline (all four)", lambda f: f["tan_score"] * depth_factor(f)),
     ("graspline - R_r", lambda f: tan_without_r_r(f) * depth_factor(f)),
 )
