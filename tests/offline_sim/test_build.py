@@ -149,6 +149,12 @@ print("finished", flush=True)
 """
 
 
+def _shell_sigint() -> None:
+    """In a build's child process before exec: Ctrl-C as a shell leaves it (the default), not
+    as the test worker that starts it may have it (ignored), which the child would inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_build_killed_with_sigkill_resumes_to_the_same_database(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = tmp_path / "g.db"
@@ -266,7 +272,8 @@ def test_ctrl_c_writes_the_result_that_waits_for_its_batch(tmp_path):
     path, marks = tmp_path / "g.db", tmp_path / "marks"
     marks.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", SLOW.format(root=root), str(path), str(marks)],
-                            start_new_session=True, stderr=subprocess.DEVNULL)
+                            start_new_session=True, preexec_fn=_shell_sigint,
+                            stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 60
         while time.time() < deadline and not (marks / "0").exists():
@@ -374,7 +381,7 @@ def interrupt_at(path, mode, at_least, sig):
     (as a crash or a terminal's Ctrl-C would), and wait for it to end."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     proc = subprocess.Popen([sys.executable, "-c", MULTI.format(root=root), str(path), mode],
-                            start_new_session=True, stdout=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=_shell_sigint, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     deadline = time.time() + 240
     while time.time() < deadline and written(path) < at_least and proc.poll() is None:
