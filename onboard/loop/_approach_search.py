@@ -24,7 +24,7 @@ from .._types import GraspChoice
 from ._clock import StageClock
 from ._features import limit_text
 from ._image_search import ImageSearch
-from ._source import Proposal, SourceSetup
+from ._source import TOP_LEVEL_SCORE, Proposal, SourceSetup
 
 # Share of an object's points above which its top is taken (a flying pixel must not make a
 # flat object tall), as the silhouette takes its first point along the approach.
@@ -37,9 +37,8 @@ TILTED_TOP_K = 20
 _STREAM_TAG = 24
 # The last searches' timings kept (ApproachSearch.timings)
 TIMINGS_KEPT = 10_000
-# asked about an object only while the straight-down search scored less there (a top-level
-# grasp from above leaves a tilted one little to gain)
-ASK_BELOW = 0.95
+# asked about an object only while the straight-down search found no top-level grasp there
+ASK_BELOW = TOP_LEVEL_SCORE
 log = logging.getLogger("graspline.loop")
 
 

@@ -17,11 +17,11 @@ from .._types import GraspChoice
 from ._clock import StageClock
 from ._draws import draw_across_levels
 from ._features import features, limit_text
-from ._source import Proposal, SourceSetup
+from ._source import TOP_LEVEL_SCORE, Proposal, SourceSetup
 
-# the second, deeper search runs only when the first found no grasp scoring this much:
-# it doubles the search time, and above this the first grasp is already at the top level
-DEEPER_SEARCH_BELOW = 0.95
+# the second, deeper search runs only when the first found no top-level grasp: it doubles the
+# search time, and above it the first grasp could gain little
+DEEPER_SEARCH_BELOW = TOP_LEVEL_SCORE
 log = logging.getLogger("graspline.loop")
 
 

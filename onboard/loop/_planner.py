@@ -18,7 +18,7 @@ from ._approach_search import approach_source
 from ._database_source import database_source
 from ._image_search import ImageSearch
 from ._promise import promise_order
-from ._source import GraspSource, Proposal, SourceSetup
+from ._source import TOP_LEVEL_SCORE, GraspSource, Proposal, SourceSetup
 from ._truth import CellTruth
 from ._types import LoopState, Plan
 
@@ -29,9 +29,8 @@ GRASP_SOURCES = (ImageSearch,)
 # Sources a cell file turns on by its own section: (the CellConfig field, the factory).
 OPTIONAL_SOURCES = (("database", database_source), ("approaches", approach_source))
 
-# With scoring.scene_budget, a plan stops at the first object whose grasp scores this much
-# (the search's own quality threshold: the top level of the trial reports)
-SCENE_GOOD_ENOUGH = 0.95
+# With scoring.scene_budget, a plan stops at the first object with a top-level grasp
+SCENE_GOOD_ENOUGH = TOP_LEVEL_SCORE
 log = logging.getLogger("graspline.loop")
 
 

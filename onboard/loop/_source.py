@@ -16,13 +16,18 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from drivers.camera import RGBDFrame
-from scoring import GripperProjection, JawLimits
+from scoring import GripperProjection, JawLimits, SearchParams
 from vision import ObjectMask, Segmenter, Silhouette
 
 from .._cellfile import CellConfig
 from .._types import GraspChoice
 from ._clock import StageClock
 from ._truth import CellTruth
+
+# A grasp scoring this much is at the top level (the search's own quality threshold, the
+# trial reports' top level): more searching could gain little. The deeper second search, the
+# tilted approaches and the scene budget each stop at it.
+TOP_LEVEL_SCORE = SearchParams().quality_threshold
 
 
 class FailedGrasps:
