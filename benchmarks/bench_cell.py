@@ -518,6 +518,22 @@ def dump(recs, path: Path, tables: list[int]) -> None:
                                  "note": r.note}) + "\n")
 
 
+def dump_truth(truth: Truth, path: Path) -> None:
+    """The simulator's truth of a best-policy pass as JSON: every table's objects (name, the
+    narrowest true width whole and within the pads' reach of the top, mm; holdable) and, per
+    trial, the [table, object index] its grasp was on (null: none), so a failure or a wide
+    object tried can be named afterwards."""
+    import json
+
+    tables = {str(t): [{"name": o.name, "width_mm": round(o.width_m * 1e3, 1),
+                        "reach_width_mm": round(o.reach_width_m * 1e3, 1),
+                        "holdable": bool(o.reach_width_m <= truth.stroke_m)} for o in objs]
+              for t, objs in truth.tables.items()}
+    path.write_text(json.dumps({"stroke_mm": round(truth.stroke_m * 1e3, 1), "tables": tables,
+                                "grasped": [list(h) if h else None for h in truth.grasped]},
+                               indent=1))
+
+
 SAME_OBJECT_M = 0.04  # grasps on one table and kind this close are on the same object
 ATTRIBUTION_M = 0.01  # a grasp's TCP this close to an object's footprint (x, y) is on it
 
@@ -639,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
         brecs, bwalls, btables = run(args.best, "best", args.seed + 1, args.ycb, image,
                                      out / "best", truth=btruth, **kw)
         dump(brecs, out / "best.jsonl", btables)
+        dump_truth(btruth, out / "best_truth.json")
         graded = [r for r in brecs if r.success is not None]
         nog = sum(r.outcome == "no_grasp" for r in brecs)
         print(f"\n## best-grasp policy: {args.best} trials\n")
@@ -656,6 +673,7 @@ def main(argv: list[str] | None = None) -> int:
                                     out / f"best_{args.compare}", truth=ctruth,
                                     **{**kw, "measure": args.compare})
             dump(crecs, out / f"best_{args.compare}.jsonl", ctables)
+            dump_truth(ctruth, out / f"best_{args.compare}_truth.json")
             print(f"\n## best-grasp policy with {args.compare} alone: {args.best} trials, same "
                   f"seed\n")
             no_grasp_reasons(crecs)

@@ -131,9 +131,10 @@ class ScoringConfig(_Strict):
     join_touching: masks that touch the target (no table seen between) count in its mass and
     mass centre for the torque term (a segmenter may cut one object in two at a depth step),
     when together they are a body the jaw could hold (somewhere narrower than its opening).
-    deep_insertion_m: a second search per object with the fingertips this far past its top
-    (the support's clearance permitting); the better grasp of the two searches wins (a lying
-    can is held nearer its widest section); 0, or not more than insertion_depth_m: one search.
+    deep_insertion_m: a second search per object with the fingertips this far past its top,
+    at most as deep as the fingers reach (onboard.loop.insertion_depths; the support's
+    clearance permitting); the better grasp of the two searches wins (a lying can is held at
+    its widest section); 0, or not more than insertion_depth_m: one search.
     search: "tan" (Tan et al.'s planning loop: random global rounds, then refinement; the
     default) or "antipodal" (pairs of boundary pixels whose normals oppose within the pads'
     friction cone, then the refinement: scoring.SearchParams.sampler). scene_budget: plan
@@ -153,7 +154,7 @@ class ScoringConfig(_Strict):
     density_kg_m3: float = 500.0
     masses_kg: dict[str, float] = msgspec.field(default_factory=dict)
     join_touching: bool = True
-    deep_insertion_m: float = 0.03
+    deep_insertion_m: float = 0.05
     search: Literal["tan", "antipodal"] = "tan"
     scene_budget: bool = False
 

@@ -10,9 +10,10 @@ import math
 import numpy as np
 
 from drivers.camera import RGBDFrame
-from scoring import SearchParams, score_candidates, search_grasps
+from scoring import DepthParams, SearchParams, score_candidates, search_grasps
 from vision import ObjectMask, Silhouette, neighbours, seen_width, silhouette, touching
 
+from .._cellfile import CellConfig
 from .._types import GraspChoice
 from ._clock import StageClock
 from ._draws import draw_across_levels
@@ -23,6 +24,26 @@ from ._source import TOP_LEVEL_SCORE, Proposal, SourceSetup
 # search time, and above it the first grasp could gain little
 DEEPER_SEARCH_BELOW = TOP_LEVEL_SCORE
 log = logging.getLogger("graspline.loop")
+
+
+def insertion_depths(config: CellConfig) -> list[float]:
+    """The fingertip depths past an object's top that the image search tries, metres: the
+    configured one, at most the pads' length (the pads meet all of the object above the
+    tips), then the deeper one when it is deeper, at most as deep as the fingers reach with
+    the palm clearance_m above the top (a lying can is pinched at its widest section, below
+    where short pads end). Deeper than the pads are long, the part above the pads faces the
+    finger links, set back by the pads' thickness: seen from above an object is solid under
+    its surface, so the outermost contact along a grasp line lies in the pads' band, and the
+    contact term counts only the pads' overlap (scoring.physical_terms). An overhang the
+    camera cannot see (a bowl's rim) would meet the links: the first search stays within the
+    pads for it."""
+    s, g = config.scoring, config.gripper
+    # the palm clears the top by the support's clearance too: the top's noisier readings over
+    # the palm check's margin would put the palm on every candidate over the top
+    reach = g.finger_length_m - DepthParams().body_margin_m - s.clearance_m
+    first = min(s.insertion_depth_m, g.pad_length_m)
+    deep = min(s.deep_insertion_m, reach)
+    return [first] + ([deep] if deep > first + 1e-9 else [])
 
 
 class ImageSearch:
@@ -57,13 +78,8 @@ class ImageSearch:
                           attached_max_width_m=self.config.gripper.open_width_m)
 
     def insertions(self) -> list[float]:
-        """The fingertip depths past an object's top that a search tries, metres: the
-        configured one, then the deeper one when it is deeper; each at most the pads' length
-        (deeper, the object's part above the pads would meet the finger links, and the
-        silhouette would offer contacts there: a mustard bottle's shoulder over 20 mm pads)."""
-        s, pad = self.config.scoring, self.jaw.pad_length_m
-        first, deep = min(s.insertion_depth_m, pad), min(s.deep_insertion_m, pad)
-        return [first] + ([deep] if deep > first else [])
+        """The fingertip depths past an object's top that a search tries (insertion_depths)."""
+        return insertion_depths(self.config)
 
     def search_params(self) -> SearchParams:
         """The search's settings: the planning loop's defaults with the cell file's sampler

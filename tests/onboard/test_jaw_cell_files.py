@@ -90,24 +90,38 @@ def test_a_jaw_whose_lengths_do_not_fit_together_is_refused_naming_the_key(text,
         parse_cell_file(text, "jaw.yaml")
 
 
-def test_the_pads_length_bounds_the_insertion_of_both_searches_on_a_bottle(tmp_path):
+def test_the_pads_bound_the_first_search_and_the_fingers_the_deeper_one_on_a_bottle(tmp_path):
     import dataclasses
 
     config, _ = load_cell_file(JAWS / "short_pad.yaml")
-    # both searches asked deeper than the 20 mm pads: the part of the bottle above the pads
-    # (its narrow neck over the shoulder) would meet the finger links
+    # both searches asked deeper than the 20 mm pads: the first stays within the pads, the
+    # deeper one within the 40 mm fingers less the palm's margin and clearance above the top
+    # (40 - 2 - 5 = 33 mm), and the contact counts only the pads' overlap
     config = msgspec.structs.replace(
         config, log_dir=str(tmp_path), camera=CameraConfig(width_px=640, height_px=480),
         scoring=msgspec.structs.replace(config.scoring, insertion_depth_m=0.03,
-                                        deep_insertion_m=0.05))
+                                        deep_insertion_m=0.06))
     with PickingCell(config, config_hash(config)) as cell:
         sim = cell.devices.truth
         sim.use_settings(dataclasses.replace(sim.settings, builtin=("bottle",),
                                              random_primitives=False, objects_per_table=(2, 2)))
         recs = [cell.pick_record() for _ in range(3)]
-    depths = [r.features["insertion_m"] for r in recs if "insertion_m" in r.features]
-    assert depths, [(r.outcome, r.error) for r in recs]
-    assert max(depths) <= 0.020 + 1e-9, depths
+    graded = [r.features for r in recs if "insertion_m" in r.features]
+    assert graded, [(r.outcome, r.error) for r in recs]
+    assert max(f["insertion_m"] for f in graded) <= 0.033 + 1e-9, graded
+    assert max(f["contact_height_m"] for f in graded) <= 0.020 + 1e-6, graded
+
+
+def test_the_searches_insertion_depths_follow_the_jaws_pads_and_fingers():
+    from onboard.loop import insertion_depths
+
+    config, _ = load_cell_file(JAWS / "short_pad.yaml")
+    assert insertion_depths(config) == pytest.approx([0.02, 0.033])
+    config, _ = load_cell_file(JAWS / "2f85.yaml")
+    assert insertion_depths(config) == pytest.approx([0.02, 0.05])
+    shallow = msgspec.structs.replace(config, scoring=msgspec.structs.replace(
+        config.scoring, deep_insertion_m=0.0))
+    assert insertion_depths(shallow) == pytest.approx([0.02])
 
 
 def test_a_palm_width_that_is_not_positive_is_refused_naming_the_key():
