@@ -138,92 +138,124 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
     steps in depth (neighbours more than MAX_STEP_FACTOR times their usual spacing apart).
     Raises ValueError for a frame without T_base_camera or a mask without any reading.
     """
-    frame = check_frame(frame)
-    if frame.T_base_camera is None:
-        raise ValueError("frame.T_base_camera is None: a silhouette needs the camera pose in "
-                         "the base frame (hand-eye calibration)")
-    h, w = frame.depth_m.shape
-    if isinstance(mask, ObjectMask):
-        mask = mask.mask
-    mask = check_mask(mask, "mask", (h, w))
-    if obstacles is not None:
-        obstacles = check_mask(obstacles, "obstacles", (h, w)) & ~mask
-    if attached is not None:
-        attached = check_mask(attached, "attached", (h, w)) & ~mask
-    a = _unit(approach, "approach")
-    check_positive(metres_per_px, "metres_per_px")
-    for name, v in (("insertion_depth_m", insertion_depth_m), ("margin_m", margin_m),
-                    ("clearance_m", clearance_m)):
-        check_positive(v, name, allow_zero=True)
-    m = float(metres_per_px)
-
-    R_bc = frame.T_base_camera[:3, :3]
-    hint = R_bc[:, 0] if x_axis is None else _unit(x_axis, "x_axis")
-    R = plane_axes(a, hint, R_bc[:, 1])
-
-    grid, spacing = _plane_grid(frame, mask, R)
-    depth_along = grid[..., 2][np.isfinite(grid[..., 2])]
-    if depth_along.size == 0:
-        raise ValueError(f"mask has no pixel with a depth reading ({int(mask.sum())} pixels)")
-    k_top = int(TOP_PERCENTILE / 100.0 * (depth_along.size - 1))
-    top = float(np.partition(depth_along, k_top)[k_top])
-    tip = top + float(insertion_depth_m)
-    support_depth = math.nan  # the support's depth along the approach under the object
-    if support is not None:
-        # Stop the fingertips clearance_m above the support, on the approach line through the
-        # object's centre: height(s) = n . (c + s a) + off decreases with s when n . a < 0.
-        n_b, off_b = support.in_base(frame.T_base_camera)
-        rate = float(n_b @ a)
-        if rate < -1e-6:
-            _, cx, cy, *_ = extent_above(grid, tip)
-            centre = R[:, :2] @ np.array([cx, cy])
-            support_depth = (-off_b - float(n_b @ centre)) / rate
-            tip = max(top, min(tip, (clearance_m - off_b - float(n_b @ centre)) / rate))
-    _, _, _, x0, y0, x1, y1 = extent_above(grid, tip)
-
-    lo = np.array([x0, y0]) - margin_m
-    size = np.ceil((np.array([x1, y1]) + margin_m - lo) / m).astype(int) + 1
-    shape = (int(size[1]), int(size[0]))
-    max_step = MAX_STEP_FACTOR * max(spacing, m)
-    target = _draw(grid, tip, lo, shape, m, max_step)
-    image = target.copy()
-    whole = _draw(grid, math.inf, lo, shape, m, max_step)  # all of the target, seen from above
-    volume, centre_px = volume_and_centre(surface_depth(grid, lo, shape, m, whole),
-                                          support_depth, m)
-    if attached is not None and attached.any() and volume > 0:
-        volume, centre_px = _join_attached(frame, attached, R, lo, m, max_step, support_depth,
-                                           volume, centre_px, fragment_share,
-                                           grid, attached_max_width_m)
-    depth = surface_depth(grid, lo, shape, m, target)
-    if obstacles is not None and obstacles.any():
-        obstacle_grid = _plane_grid(frame, obstacles, R)[0]
-        drawn = _draw(obstacle_grid, tip, lo, shape, m, max_step)
-        image |= drawn
-        depth = np.minimum(depth, surface_depth(obstacle_grid, lo, shape, m, drawn))
-    with np.errstate(invalid="ignore"):
-        height = np.where(np.isfinite(depth), np.float32(tip) - depth, np.float32(np.nan))
-
-    T_base_plane = np.eye(4)
-    T_base_plane[:3, :3] = R
-    T_base_plane[:3, 3] = R @ np.array([lo[0], lo[1], tip])
-    centre = T_base_plane[:3, 3] + R[:, :2] @ (np.array([shape[1] - 1, shape[0] - 1]) * m / 2)
-    return Silhouette(image=image, target=target,
-                      metres_per_px=m, T_base_plane=T_base_plane,
-                      grasp_height_m=float(centre[2]), insertion_depth_m=tip - top,
-                      height_m=height.astype(np.float32), floor_m=support_depth - tip,
-                      volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole)
+    return ProjectedObject(frame, mask, approach=approach, metres_per_px=metres_per_px,
+                           margin_m=margin_m, obstacles=obstacles, support=support,
+                           clearance_m=clearance_m, x_axis=x_axis, attached=attached,
+                           fragment_share=fragment_share,
+                           attached_max_width_m=attached_max_width_m).at(insertion_depth_m)
 
 
-def _join_attached(frame: RGBDFrame, attached: np.ndarray, R: np.ndarray, lo: np.ndarray,
-                   m: float, max_step: float, support_depth: float, volume: float,
-                   centre_px: np.ndarray, fragment_share: float, target_grid: np.ndarray,
+class ProjectedObject:
+    """One object's readings (and its obstacles' and attached pieces') projected along an
+    approach once, in the plane's axes; ``at(insertion_depth_m)`` draws its silhouette at any
+    fingertip depth from them, each exactly as ``silhouette`` would (same arguments; both
+    insertion depths of a search from one projection: the second costs its drawing only).
+    Raises ValueError as ``silhouette`` does, on construction."""
+
+    def __init__(self, frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
+                 approach: tuple[float, float, float] | np.ndarray = (0.0, 0.0, -1.0),
+                 metres_per_px: float = 0.001, margin_m: float = 0.06,
+                 obstacles: np.ndarray | None = None, support: SupportPlane | None = None,
+                 clearance_m: float = 0.005,
+                 x_axis: tuple[float, float, float] | np.ndarray | None = None,
+                 attached: np.ndarray | None = None, fragment_share: float = FRAGMENT_SHARE,
+                 attached_max_width_m: float = math.inf) -> None:
+        frame = check_frame(frame)
+        if frame.T_base_camera is None:
+            raise ValueError("frame.T_base_camera is None: a silhouette needs the camera pose "
+                             "in the base frame (hand-eye calibration)")
+        h, w = frame.depth_m.shape
+        if isinstance(mask, ObjectMask):
+            mask = mask.mask
+        mask = check_mask(mask, "mask", (h, w))
+        if obstacles is not None:
+            obstacles = check_mask(obstacles, "obstacles", (h, w)) & ~mask
+        if attached is not None:
+            attached = check_mask(attached, "attached", (h, w)) & ~mask
+        a = _unit(approach, "approach")
+        check_positive(metres_per_px, "metres_per_px")
+        for name, v in (("margin_m", margin_m), ("clearance_m", clearance_m)):
+            check_positive(v, name, allow_zero=True)
+        R_bc = frame.T_base_camera[:3, :3]
+        hint = R_bc[:, 0] if x_axis is None else _unit(x_axis, "x_axis")
+        self._R = plane_axes(a, hint, R_bc[:, 1])
+        self._frame, self._a, self._m = frame, a, float(metres_per_px)
+        self._margin, self._clearance, self._support = margin_m, clearance_m, support
+        self._fragment_share, self._attached_max_width = fragment_share, attached_max_width_m
+        self._grid, spacing = _plane_grid(frame, mask, self._R)
+        depth_along = self._grid[..., 2][np.isfinite(self._grid[..., 2])]
+        if depth_along.size == 0:
+            raise ValueError(f"mask has no pixel with a depth reading ({int(mask.sum())} pixels)")
+        k_top = int(TOP_PERCENTILE / 100.0 * (depth_along.size - 1))
+        self._top = float(np.partition(depth_along, k_top)[k_top])
+        self._max_step = MAX_STEP_FACTOR * max(spacing, self._m)
+        self._obstacle_grid = _plane_grid(frame, obstacles, self._R)[0] \
+            if obstacles is not None and obstacles.any() else None
+        self._attached_grid = _plane_grid(frame, attached, self._R)[0] \
+            if attached is not None and attached.any() else None
+
+    def at(self, insertion_depth_m: float) -> Silhouette:
+        """The silhouette with the fingertips insertion_depth_m past the object's first point
+        along the approach (the support's clearance permitting): ``silhouette``'s."""
+        check_positive(insertion_depth_m, "insertion_depth_m", allow_zero=True)
+        grid, R, m, a = self._grid, self._R, self._m, self._a
+        top = self._top
+        tip = top + float(insertion_depth_m)
+        support_depth = math.nan  # the support's depth along the approach under the object
+        if self._support is not None:
+            # Stop the fingertips clearance_m above the support, on the approach line through
+            # the object's centre: height(s) = n . (c + s a) + off decreases with s when n . a < 0.
+            n_b, off_b = self._support.in_base(self._frame.T_base_camera)
+            rate = float(n_b @ a)
+            if rate < -1e-6:
+                _, cx, cy, *_ = extent_above(grid, tip)
+                centre = R[:, :2] @ np.array([cx, cy])
+                support_depth = (-off_b - float(n_b @ centre)) / rate
+                tip = max(top, min(tip, (self._clearance - off_b - float(n_b @ centre)) / rate))
+        _, _, _, x0, y0, x1, y1 = extent_above(grid, tip)
+
+        lo = np.array([x0, y0]) - self._margin
+        size = np.ceil((np.array([x1, y1]) + self._margin - lo) / m).astype(int) + 1
+        shape = (int(size[1]), int(size[0]))
+        max_step = self._max_step
+        target = _draw(grid, tip, lo, shape, m, max_step)
+        image = target.copy()
+        whole = _draw(grid, math.inf, lo, shape, m, max_step)  # all of the target, from above
+        volume, centre_px = volume_and_centre(surface_depth(grid, lo, shape, m, whole),
+                                              support_depth, m)
+        if self._attached_grid is not None and volume > 0:
+            volume, centre_px = _join_attached(self._attached_grid, lo, m, max_step,
+                                               support_depth, volume, centre_px,
+                                               self._fragment_share, grid,
+                                               self._attached_max_width)
+        depth = surface_depth(grid, lo, shape, m, target)
+        if self._obstacle_grid is not None:
+            drawn = _draw(self._obstacle_grid, tip, lo, shape, m, max_step)
+            image |= drawn
+            depth = np.minimum(depth, surface_depth(self._obstacle_grid, lo, shape, m, drawn))
+        with np.errstate(invalid="ignore"):
+            height = np.where(np.isfinite(depth), np.float32(tip) - depth, np.float32(np.nan))
+
+        T_base_plane = np.eye(4)
+        T_base_plane[:3, :3] = R
+        T_base_plane[:3, 3] = R @ np.array([lo[0], lo[1], tip])
+        centre = T_base_plane[:3, 3] + R[:, :2] @ (np.array([shape[1] - 1, shape[0] - 1]) * m / 2)
+        return Silhouette(image=image, target=target,
+                          metres_per_px=m, T_base_plane=T_base_plane,
+                          grasp_height_m=float(centre[2]), insertion_depth_m=tip - top,
+                          height_m=height.astype(np.float32), floor_m=support_depth - tip,
+                          volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole)
+
+
+def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,
+                   support_depth: float, volume: float, centre_px: np.ndarray,
+                   fragment_share: float, target_grid: np.ndarray,
                    max_width_m: float) -> tuple[float, np.ndarray]:
     """(volume, m³; centre, (column, row) pixels of the target's silhouette) of the target
     together with the attached pixels' solid under their seen surface, each drawn over its own
     extent (an attached body may reach past the silhouette's border); the target's own when
     it is more than fragment_share of the whole, or when the whole is nowhere narrower than
     max_width_m (metres: no body a jaw of that stroke could hold, so separate objects)."""
-    grid = _plane_grid(frame, attached, R)[0]
     if grid.size == 0 or not np.isfinite(grid[..., 2]).any():
         return volume, centre_px
     if math.isfinite(max_width_m) and _narrowest_m(m, target_grid, grid) > max_width_m:

@@ -11,7 +11,7 @@ import numpy as np
 
 from drivers.camera import RGBDFrame
 from scoring import DepthParams, SearchParams, score_candidates, search_grasps
-from vision import ObjectMask, Silhouette, neighbours, seen_width, silhouette, touching
+from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_width, touching
 
 from .._cellfile import CellConfig
 from .._types import GraspChoice
@@ -65,17 +65,22 @@ class ImageSearch:
         """Object i's silhouette for a straight-down approach with the fingertips insertion_m
         past its top (default: the first of insertions()), its neighbours as obstacles (and,
         with scoring.join_touching, those touching it in its mass and mass centre)."""
-        s = self.config.scoring
         depth_m = self.insertions()[0] if insertion_m is None else insertion_m
-        others = neighbours(masks, i)
+        return self.projected(frame, masks, i).at(depth_m)
+
+    def projected(self, frame: RGBDFrame, masks: list[ObjectMask], i: int) -> ProjectedObject:
+        """Object i projected for a straight-down approach, ready for a silhouette at each
+        insertion depth (its neighbours as obstacles; with scoring.join_touching, those
+        touching it joined in its mass)."""
+        s = self.config.scoring
         attached = touching(masks, i) if s.join_touching else None
-        plane = getattr(self._segmenter, "last_plane", None)
-        return silhouette(frame, masks[i], approach=(0.0, 0.0, -1.0),
-                          insertion_depth_m=depth_m, metres_per_px=s.metres_per_px,
-                          margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
-                          obstacles=others, support=plane, clearance_m=s.clearance_m,
-                          attached=attached,
-                          attached_max_width_m=self.config.gripper.open_width_m)
+        return ProjectedObject(frame, masks[i], approach=(0.0, 0.0, -1.0),
+                               metres_per_px=s.metres_per_px,
+                               margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
+                               obstacles=neighbours(masks, i),
+                               support=getattr(self._segmenter, "last_plane", None),
+                               clearance_m=s.clearance_m, attached=attached,
+                               attached_max_width_m=self.config.gripper.open_width_m)
 
     def insertions(self) -> list[float]:
         """The fingertip depths past an object's top that a search tries (insertion_depths)."""
@@ -115,13 +120,15 @@ class ImageSearch:
         at all (at the first depth: a deeper section too wide for the stroke only leaves the
         shallower grasps). A deeper search runs only while the best grasp so far scores under
         DEEPER_SEARCH_BELOW."""
-        best, seen = None, []
+        best, seen, projected = None, [], None
         for k, insertion in enumerate(self.insertions()):
             if best is not None and best[0] >= DEEPER_SEARCH_BELOW:
                 break  # a top-level grasp already: a deeper one could gain little (docs/figures.md)
             with clock.stage("silhouette"):
                 try:
-                    sil = self.silhouette(frame, masks, i, insertion)
+                    # one projection of the object's points serves every depth
+                    projected = projected or self.projected(frame, masks, i)
+                    sil = projected.at(insertion)
                 except ValueError as exc:
                     log.info("object %d: no silhouette (%s)", i, exc)
                     return self._proposal(best, i)
@@ -200,7 +207,8 @@ class ImageSearch:
         T = T_base_tcp
         tip = T[:3, 3] + self.config.gripper.tcp_to_tip_m * T[:3, 2]
         i = nearest_mask(frame, masks, tip)
-        sils = [self.silhouette(frame, masks, i, d) for d in self.insertions()]
+        projected = self.projected(frame, masks, i)
+        sils = [projected.at(d) for d in self.insertions()]
         sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2]
                                                 @ (tip - v.T_base_plane[:3, 3]))))
         x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)

@@ -365,3 +365,28 @@ def test_a_pinch_at_or_below_a_lying_cans_axis_and_a_boxs_wall_do_not_lean(what,
     _, sc = _top_grasp_on(thing, insertion, friction=0.5)
     assert math.degrees(sc.contact_tilt_rad[0]) < 4.0
     assert sc.score_tilt[0] == 1.0
+
+
+@pytest.mark.parametrize("yaw", [0.3, 1.9])
+def test_one_projection_draws_each_depths_silhouette_as_a_fresh_one_would(yaw):
+    """The image search projects an object once and draws both insertion depths from it
+    (vision.ProjectedObject): each must be the silhouette a fresh call gives, obstacles, the
+    attached piece's mass and the support's stop included."""
+    from vision import ProjectedObject, neighbours
+
+    body, neck = _lying_bottle(yaw)
+    frame = render(Scene([body, neck]), DOWN, noise=True, seed=4)
+    seg = TabletopSegmenter()
+    masks = seg.segment(frame)
+    for i in range(len(masks)):
+        kw = dict(support=seg.last_plane, obstacles=neighbours(masks, i),
+                  attached=touching(masks, i), margin_m=0.07)
+        projected = ProjectedObject(frame, masks[i], **kw)
+        for depth in (0.05, 0.02, 0.09):  # the last one stopped by the support
+            fresh, shared = silhouette(frame, masks[i], insertion_depth_m=depth, **kw), \
+                projected.at(depth)
+            assert shared.insertion_depth_m == fresh.insertion_depth_m
+            for name in ("image", "target", "footprint", "height_m", "T_base_plane"):
+                np.testing.assert_array_equal(getattr(shared, name), getattr(fresh, name))
+            assert (shared.volume_m3, tuple(shared.centre_of_mass_px)) == \
+                (fresh.volume_m3, tuple(fresh.centre_of_mass_px))
