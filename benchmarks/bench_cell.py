@@ -210,7 +210,7 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         checkpoint: int = 0, finger_thickness_m: float | None = None,
         measure: str = "graspline", pad_friction: float | None = None, join_touching: bool = True,
         deep_insertion_m: float | None = None, cell_file: str | None = None,
-        truth: Truth | None = None, search: str | None = None, scene_budget: bool = False):
+        truth: Truth | None = None, search: str | None = None, scene_budget: bool | None = None):
     """n trials on a fresh simulated cell; (records, wall seconds per trial, the number of the
     table each trial picked from). checkpoint > 0:
     print resident memory and the longest cycle so far every that many trials. truth: filled
@@ -229,10 +229,10 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         config = msgspec.structs.replace(config, scoring=msgspec.structs.replace(
             config.scoring, deep_insertion_m=deep_insertion_m))
     recs, walls, tables = [], [], []
-    if search is not None or scene_budget:  # the cell file's scoring.search, scene_budget
+    if search is not None or scene_budget is not None:  # else the cell file's
         config = msgspec.structs.replace(config, scoring=msgspec.structs.replace(
             config.scoring, search=search or config.scoring.search,
-            scene_budget=scene_budget or config.scoring.scene_budget))
+            scene_budget=config.scoring.scene_budget if scene_budget is None else scene_budget))
     with PickingCell(config, config_hash(config), mode=mode) as cell:
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
             _thin_fingers(cell, finger_thickness_m)
@@ -600,8 +600,9 @@ def main(argv: list[str] | None = None) -> int:
                         "0: one search at scoring.insertion_depth_m)")
     p.add_argument("--search", default=None, choices=("tan", "antipodal"),
                    help="the image search's sampler (scoring.search; default the cell file's)")
-    p.add_argument("--scene-budget", action="store_true",
-                   help="objects searched in order of promise, stop at 0.95 (scoring.scene_budget)")
+    p.add_argument("--scene-budget", action=argparse.BooleanOptionalAction, default=None,
+                   help="objects searched in order of promise, stop at 0.95 "
+                        "(scoring.scene_budget; default the cell file's)")
     p.add_argument("--out", default=None, help="folder for the trial logs (default: a temp one)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
@@ -637,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'not joined' if args.no_join_touching else 'joined'}, deep search "
           f"{'as the cell file' if args.deep_insertion is None else args.deep_insertion}, "
           f"search {args.search or 'as the cell file'}, scene budget "
-          f"{'on' if args.scene_budget else 'as the cell file'}\n")
+          f"{ {True: 'on', False: 'off', None: 'as the cell file'}[args.scene_budget]}\n")
     if args.trials:
         recs, walls, tables = run(args.trials, "validate", args.seed, args.ycb, image, out / "validate",
                           finger_thickness_m=args.finger_thickness, **kw)
