@@ -189,15 +189,10 @@ class DepthModel:
 
 def _apply_depth(sc: Scores, image: np.ndarray, xs: np.ndarray, ys: np.ndarray, ts: np.ndarray,
                  projection: GripperProjection, model: DepthModel,
-                 skip_below: float = -math.inf) -> None:
-    """Multiply the evaluated candidates' scores by the depth terms, in place. Candidates
-    whose Tan score is below skip_below are left without them and scored 0: the terms (each
-    at most 1) could only lower them further (the search's pruning below its k-th best)."""
-    ok = sc.evaluated
-    if skip_below > -math.inf:
-        below = ok & (sc.tan_score < skip_below)
-        sc.score[below] = 0.0
-        ok = ok & ~below
+                 only: np.ndarray | None = None) -> None:
+    """Multiply the evaluated candidates' scores (those of them in ``only``, a bool mask,
+    when given) by the depth terms, in place."""
+    ok = sc.evaluated if only is None else sc.evaluated & only
     if not ok.any():
         return
     t = physical_terms(image, xs[ok], ys[ok], ts[ok], sc.contact_left[ok].astype(np.float64),

@@ -29,10 +29,11 @@ class SearchParams:
     refine_rounds, refine_radius_px, refine_angle_rad : local refinement around the best
         candidates when the threshold is not reached; the region halves each round.
     nms_radius_px, nms_angle_rad : two candidates closer than both are the same grasp.
-    prune_depth_terms : once top_k distinct grasps are found, skip the depth terms of a new
+    prune_depth_terms : once top_k distinct grasps are found, defer the depth terms of a new
         candidate whose Tan score is already below the k-th best's score (the terms only
-        lower a score: it cannot enter the top k). Exact: the same grasps, scores and order
-        as without it (tests/scoring); False is the reference.
+        lower a score), and compute them only if the k-th best later falls to its Tan score.
+        Exact: the same grasps, scores and order as without it (tests/scoring); False is the
+        reference.
     sampler : "tan" (the paper's global rounds, the default) or "antipodal": one round of at
         most antipodal_candidates pairs of boundary pixels whose normals oppose within a cone
         of half-angle antipodal_cone_rad (``antipodal_candidates``), then
@@ -192,25 +193,42 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
     sigma = (max(1.0, (cols.max() - cols.min()) / 4.0), max(1.0, (rows.max() - rows.min()) / 4.0))
 
     xs_all, ys_all, ts_all, scores_all = [], [], [], []
-    kth = [-math.inf]  # the k-th best distinct grasp's score so far (-inf: fewer than k yet)
+    # per batch, the candidates whose depth terms wait (scored 0 meanwhile; their Tan score,
+    # which the terms can only lower, bounds their score); kth: the k-th best grasp's score
+    pending: list[np.ndarray] = []
+    kth = [-math.inf]
+    prune = model is not None and settings.prune_depth_terms
 
     def run(xs, ys, ts):
         xs_all.append(xs), ys_all.append(ys), ts_all.append(ts % np.pi)
         sc = _score_prepared(prepared, xs, ys, ts_all[-1], projection, params)
         if target is not None:
             drop_off_target(sc, target)
+        wait = sc.evaluated & (sc.tan_score < kth[0]) if prune else np.zeros(len(xs), bool)
+        sc.score[wait] = 0.0
         if model is not None:
-            _apply_depth(sc, prepared.mask, xs, ys, ts_all[-1], projection, model,
-                         skip_below=kth[0] if settings.prune_depth_terms else -math.inf)
+            _apply_depth(sc, prepared.mask, xs, ys, ts_all[-1], projection, model, only=~wait)
+        pending.append(wait)
         scores_all.append(sc)
 
     def best():
-        x, y, t = np.concatenate(xs_all), np.concatenate(ys_all), np.concatenate(ts_all)
-        sc = Scores.concatenate(scores_all)
-        keep = non_max_suppression(x, y, t, sc.score, top_k, settings.nms_radius_px,
-                                   settings.nms_angle_rad)
-        kth[0] = float(sc.score[keep].min()) if keep.size == top_k else -math.inf
-        return x, y, t, sc, keep
+        while True:
+            x, y, t = np.concatenate(xs_all), np.concatenate(ys_all), np.concatenate(ts_all)
+            sc = Scores.concatenate(scores_all)
+            keep = non_max_suppression(x, y, t, sc.score, top_k, settings.nms_radius_px,
+                                       settings.nms_angle_rad)
+            kth[0] = float(sc.score[keep].min()) if keep.size == top_k else -math.inf
+            # a waiting candidate whose bound reaches the k-th best could enter the top k
+            # (a new grasp may suppress two of them): its terms now, then the top k again.
+            # None left: the greedy suppression never reaches them, and the top k is exact.
+            due = [w & (s.tan_score >= kth[0]) for w, s in zip(pending, scores_all)]
+            if not any(d.any() for d in due):
+                return x, y, t, sc, keep
+            for b, d in enumerate(due):
+                if d.any():
+                    _apply_depth(scores_all[b], prepared.mask, xs_all[b], ys_all[b], ts_all[b],
+                                 projection, model, only=d)
+                    pending[b] = pending[b] & ~d
 
     n_scored, refine_batch, rounds, to_best = 0, settings.batch, settings.refine_rounds, 0
     global_rounds = True
