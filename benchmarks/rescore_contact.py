@@ -1,0 +1,82 @@
+"""Paired rescoring of logged jaw runs with the contact term's ramp scaled by the pads' friction.
+
+Each graded trial of a bench_cell run (its validate.jsonl) logs the contact height the pads
+met and every term of the score, so the score with the friction-scaled contact ramp
+(scoring.contact_ramp_m: full at 12 mm for taped pads, μ 0.5, and at 7.5 mm for rubber ones,
+μ 1.0) is judged on the same grasps and outcomes as the score the run had and as Tan's
+measure alone. Per run: the three AUCs with their intervals (object kinds resampled), the
+paired differences, the new score's AUC per group of objects and its success per level.
+
+Run from the repository root, each run folder with the pads' friction it ran at:
+
+    .venv/bin/python -m benchmarks.rescore_contact /work/jawruns4/f85_1.0:1.0 \\
+        /work/jawruns4/short_0.5:0.5
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.ablation_by_jaw import NEUTRAL, paired_effect
+from benchmarks.bench_cell import LEVEL_EDGES, auc, depth_factor, group_of, kind_of
+from benchmarks.rescore_jaws import cell, rows
+from scoring import DepthParams, contact_ramp_m
+
+
+def contact_score(f: dict, friction: float, params: DepthParams = DepthParams()) -> float:
+    """The contact term with the friction-scaled ramp (the logged one where no height is)."""
+    h = f.get("contact_height_m")
+    if h is None or not np.isfinite(h):
+        return f["score_contact"]
+    return float(np.clip((h - params.min_contact_m) / contact_ramp_m(friction, params), 0, 1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print one row per run (AUCs, paired differences) and one per run of the new score's
+    AUC per group and success per level."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("runs", nargs="+", help="RUN_FOLDER:PAD_FRICTION (validate.jsonl inside)")
+    args = p.parse_args(argv)
+    detail = []
+    print("| run | graded | Tan alone | score as run | contact ramp by friction | "
+          "new - as run [paired] | new - Tan [paired] |")
+    print("|---|---|---|---|---|---|---|")
+    for spec in args.runs:
+        folder, _, mu = spec.rpartition(":")
+        if not folder:
+            raise SystemExit(f"rescore_contact: {spec!r} is not RUN_FOLDER:PAD_FRICTION")
+        friction = float(mu)
+        recs = rows(Path(folder) / "validate.jsonl")
+        ok = np.array([bool(r["success"]) for r in recs])
+        kinds = np.array([kind_of(r["label"]) for r in recs])
+        feats = [{**NEUTRAL, **r["features"]} for r in recs]
+        tan = np.array([f["tan_score"] for f in feats])
+        old = np.array([f["tan_score"] * depth_factor(f) for f in feats])
+        new = np.array([f["tan_score"] * depth_factor({**f, "score_contact":
+                                                       contact_score(f, friction)})
+                        for f in feats])
+        diffs = [paired_effect(a, new, ok, kinds) for a in (old, tan)]
+        name = Path(folder).name
+        print(f"| {name} | {len(recs)} | {cell(tan, ok, kinds)} | {cell(old, ok, kinds)} | "
+              f"{cell(new, ok, kinds)} | "
+              + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in diffs) + " |",
+              flush=True)
+        groups = np.array([group_of(r["label"]) for r in recs])
+        by_group = " / ".join(
+            f"{g}: {auc(new[groups == g], ok[groups == g]):.3f} vs Tan "
+            f"{auc(tan[groups == g], ok[groups == g]):.3f} ({(groups == g).sum()})"
+            for g in ("boxes", "cylinders", "other built-in shapes", "scanned (YCB)"))
+        lvl = np.searchsorted(LEVEL_EDGES, new, side="right") - 1
+        levels = " / ".join(f"{ok[lvl == k].mean():.0%} of {(lvl == k).sum()}"
+                            if (lvl == k).any() else "-" for k in range(5))
+        detail.append(f"- {name}: {by_group}; success per level 0-.2 / .2-.4 / .4-.6 / .6-.8 "
+                      f"/ .8-1: {levels}")
+    print()
+    print("\n".join(detail))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
