@@ -6,12 +6,14 @@ tables per count. Each table is rendered once, outside the timing; the frame in 
 planned --repeats times by each path:
 
 * ``plan``: the loop's own planning, ``PickingLoop.plan()`` with the default cell file's
-  scoring (graspline's measure with the depth terms, both insertion depths), its StageClock's
-  stages (segment, silhouette, search, choose; the capture of the frame in hand is left out);
-* ``anti``: the same plan() with the cell file's ``scoring.search: antipodal`` (candidates on
-  antipodal boundary pairs, then the refinement, instead of Tan's random global rounds);
-* ``budget``: ``anti`` with ``scoring.scene_budget: true`` too (objects searched in order of
-  promise, stopping at the first grasp scoring 0.95);
+  scoring (graspline's measure with the depth terms, both insertion depths, the antipodal
+  search, the scene budget: objects searched in order of promise, stopping at the first grasp
+  scoring 0.95), its StageClock's stages (segment, silhouette, search, choose; the capture of
+  the frame in hand is left out);
+* ``exhaustive``: the same plan() with ``scoring.search: tan`` and ``scoring.scene_budget:
+  false``: Tan's random global rounds on every object, the default before 2026-11-26 and
+  the reference each path's best score is compared with;
+* ``anti``: the antipodal search on every object (``scoring.scene_budget: false``);
 * ``tan``: Tan et al.'s measure alone through the public API on the same frames: the same
   segmentation, one silhouette per object (the configured insertion depth, neighbours as
   obstacles) and ``scoring.search_grasps(measure="tan2024")``; its stages timed alike.
@@ -67,11 +69,13 @@ from drivers.camera import Camera, Intrinsics, RGBDFrame
 from vision import ObjectMask, Segmenter
 
 STAGES = ("segment", "silhouette", "search", "choose")
-PATHS = ("plan", "anti", "budget", "tan")
+PATHS = ("plan", "exhaustive", "anti", "tan")
 # the loop's paths: the cell file's scoring keys each sets over the default cell file's
-LOOP_PATHS = {"plan": {}, "anti": {"search": "antipodal"},
-              "budget": {"search": "antipodal", "scene_budget": True}}
-SAME_SCORE = 0.02  # a new path's best within this of plan's counts as the same
+# (plan: the defaults, the antipodal search with the scene budget)
+LOOP_PATHS = {"plan": {}, "exhaustive": {"search": "tan", "scene_budget": False},
+              "anti": {"search": "antipodal", "scene_budget": False}}
+REFERENCE = "exhaustive"  # the best grasp a path's is compared with: every object, Tan's loop
+SAME_SCORE = 0.02  # a path's best within this of the reference's counts as the same
 GOALS = ("best", "target")
 GOAL_MS, FLOOR_MEDIAN_MS, FLOOR_P99_MS, GOAL_OBJECTS = 15.0, 30.0, 60.0, 6  # issue 24
 
@@ -432,19 +436,21 @@ def print_table(fig: Figures) -> None:
 
 
 def print_scores(fig: Figures) -> None:
-    """Each new loop path's best score against plan's on the same plans: means over the plans
-    where both found a grasp, the share within SAME_SCORE of plan's or above, and the plans
-    where only one of the two found a grasp."""
+    """Each loop path's best score against the REFERENCE path's on the same plans: means over
+    the plans where both found a grasp, the share within SAME_SCORE of the reference's or
+    above, and the plans where only one of the two found a grasp."""
     counts = [int(c) for c in fig.args["objects"].split(",")]
-    print(f"\nbest score against plan's on the same plans (within {SAME_SCORE:g} or above: "
-          f"the same):")
-    print("| objects | goal | path | plans | mean, plan | mean, path | within 0.02 | "
-          "grasp only by plan / only by path |")
+    if REFERENCE not in _paths(fig):
+        return
+    print(f"\nbest score against {REFERENCE}'s on the same plans (within {SAME_SCORE:g} or "
+          f"above: the same):")
+    print(f"| objects | goal | path | plans | mean, {REFERENCE} | mean, path | within 0.02 | "
+          f"grasp only by {REFERENCE} / only by path |")
     print("|---|---|---|---|---|---|---|---|")
     for n in counts:
         for g in GOALS:
-            base = fig.samples[f"{n}/plan/{g}"].plan_scores
-            for p in (q for q in _paths(fig) if q in LOOP_PATHS and q != "plan"):
+            base = fig.samples[f"{n}/{REFERENCE}/{g}"].plan_scores
+            for p in (q for q in _paths(fig) if q in LOOP_PATHS and q != REFERENCE):
                 new = fig.samples[f"{n}/{p}/{g}"].plan_scores
                 both = [(a, b) for a, b in zip(base, new) if a is not None and b is not None]
                 only_a = sum(a is not None and b is None for a, b in zip(base, new))
