@@ -1,10 +1,10 @@
 """Paired rescoring of logged jaw runs with the contact term's ramp scaled by the pads' friction.
 
-Each graded trial of a bench_cell run (its validate.jsonl) logs the contact height the pads
-met and every term of the score, so the score with the friction-scaled contact ramp
-(scoring.contact_ramp_m: full at 12 mm for taped pads, μ 0.5, and at 7.5 mm for rubber ones,
-μ 1.0) is judged on the same grasps and outcomes as the score the run had and as Tan's
-measure alone. Per run: the three AUCs with their intervals (object kinds resampled), the
+An experiment, not the shipped term (docs/scoring.md, "Contact height"). Each graded trial of
+a bench_cell run (its validate.jsonl) logs the contact height the pads met and every term of
+the score, so the score with a friction-scaled contact ramp (full at 12 mm for taped pads,
+μ 0.5, and at 7.5 mm for rubber ones, μ 1.0: contact_ramp_m) is judged on the same grasps
+and outcomes as the score the run had and as Tan's measure alone. Per run: the three AUCs with their intervals (object kinds resampled), the
 paired differences, the new score's AUC per group of objects and its success per level.
 
 Run from the repository root, each run folder with the pads' friction it ran at:
@@ -22,7 +22,15 @@ import numpy as np
 from benchmarks.ablation_by_jaw import NEUTRAL, paired_effect
 from benchmarks.bench_cell import LEVEL_EDGES, auc, depth_factor, group_of, kind_of
 from benchmarks.rescore_jaws import cell, rows
-from scoring import DepthParams, contact_ramp_m
+from scoring import DepthParams
+
+FRICTION_REF = 0.5  # the friction the shipped ramp (3 to 12 mm) is kept for
+
+
+def contact_ramp_m(friction: float, params: DepthParams = DepthParams()) -> float:
+    """The overlap (metres) over which the experiment's contact term ramps from 0 to 1 for
+    pads of this friction: (full_contact_m - min_contact_m) x FRICTION_REF / μ."""
+    return (params.full_contact_m - params.min_contact_m) * FRICTION_REF / friction
 
 
 def contact_score(f: dict, friction: float, params: DepthParams = DepthParams()) -> float:

@@ -18,8 +18,7 @@ from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseE
                        GraspTable, ObjectShape, from_blob, to_blob)
 from ._measure import (MEASURES, PreparedSilhouette, drop_off_target, grasp_region_profile,
                        prepare_silhouette, score_candidates)
-from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, contact_ramp_m,
-                        mean_patch_radius_m,
+from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, mean_patch_radius_m,
                         narrowest_width_m, physical_terms, why_not_holdable)
 from ._search import SAMPLERS, GraspSet, SearchParams, non_max_suppression, search_grasps
 from ._antipodal import AntipodalPairs, antipodal_candidates
@@ -48,7 +47,6 @@ __all__ = [
     "PhysicalTerms",
     "drop_off_target",
     "narrowest_width_m",
-    "contact_ramp_m",
     "mean_patch_radius_m",
     "physical_terms",
     "why_not_holdable",

@@ -15,9 +15,7 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   fingers, as wide as the fingers; with ``JawLimits.palm_width_m`` (and ``palm_length_m``) it
   is the palm's own rectangle (default length: the open fingers with their bodies).
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
-  it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m`` for pads of friction
-  ``contact_friction_ref`` (taped, 0.5); the ramp's length scales with contact_friction_ref / μ
-  (rubber pads at μ 1.0 are full at 7.5 mm: the ablation per jaw, docs/scoring.md).
+  it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
   axis), the contact normals lean out of the horizontal: the larger of the angle the
   side's heights inwards of the contact give (an arc fitted to them) and the undercut's;
@@ -98,8 +96,7 @@ class DepthParams:
     """Thresholds of the depth terms, SI units (chosen on the simulated cell: docs/figures.md)."""
 
     min_contact_m: float = 0.003      # pad overlap scoring 0
-    full_contact_m: float = 0.012     # pad overlap scoring 1 at contact_friction_ref ...
-    contact_friction_ref: float = 0.5  # ... the ramp's length scales with this / μ
+    full_contact_m: float = 0.012     # pad overlap scoring 1
     contact_probe_m: float = 0.004    # the side's height is read this far in from the contact
     body_margin_m: float = 0.002      # free space wanted beyond the finger's back
     tilt_margin_full_rad: float = math.radians(20.0)  # lean this far inside atan(μ) scores 1
@@ -110,8 +107,7 @@ class DepthParams:
     density_kg_m3: float = 500.0      # mass of an unknown object: its seen volume times this
 
     def __post_init__(self) -> None:
-        for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "density_kg_m3",
-                     "contact_friction_ref"):
+        for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "density_kg_m3"):
             check_positive(getattr(self, name), name, "DepthParams")
         check_positive(self.body_margin_m, "body_margin_m", "DepthParams", allow_zero=True)
         check_positive(self.above_widest_m, "above_widest_m", "DepthParams", allow_zero=True)
@@ -227,7 +223,7 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                             np.asarray(x, np.float64), np.asarray(y, np.float64),
                             np.asarray(theta, np.float64), half_len, half_wid, palm_m)
     h = np.minimum(h, jaw.pad_length_m)
-    s_c = np.clip((h - params.min_contact_m) / contact_ramp_m(jaw.friction, params), 0, 1)
+    s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
     width = np.asarray(width_px, np.float64)
     # an undercut within above_widest_m is the footprint's outline noise on a vertical wall
     # (a box's side read 1 px out gave it a 16° lean), not a side running on under the pads
@@ -250,15 +246,6 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     f32 = lambda a: np.asarray(a, np.float32)  # noqa: E731
     return PhysicalTerms(body, f32(h), f32(tilt), f32(section), f32(lever), f32(ratio), f32(s_c),
                          f32(s_t), f32(s_tilt), f32(factor))
-
-
-def contact_ramp_m(friction: float, params: DepthParams) -> float:
-    """The overlap (metres) over which the contact term ramps from 0 to 1 for pads of this
-    friction: (full_contact_m - min_contact_m) x contact_friction_ref / μ. Rubber pads hold a
-    side on less overlap than taped ones: with one ramp for every friction the term lost AUC
-    to Tan's measure alone at μ 1.0 and gained at μ 0.5 (docs/scoring.md, "The measured
-    effect"); scaled, it keeps the taped pads' gain and stops the rubber pads' loss."""
-    return (params.full_contact_m - params.min_contact_m) * params.contact_friction_ref / friction
 
 
 def mean_patch_radius_m(height_m: np.ndarray, width_m: float) -> np.ndarray:
