@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.ablation_by_jaw import NEUTRAL, paired_effect
-from benchmarks.bench_cell import LEVEL_EDGES, auc, depth_factor, group_of, kind_of
-from benchmarks.rescore_jaws import cell, rows
+from benchmarks.ablation_by_jaw import paired_effect
+from benchmarks.bench_cell import LEVEL_EDGES, auc, depth_factor, group_of
+from benchmarks.rescore_jaws import cell, graded_run, run_spec
 from scoring import DepthParams
 
 FRICTION_REF = 0.5  # the friction the shipped ramp (3 to 12 mm) is kept for
@@ -52,14 +52,8 @@ def main(argv: list[str] | None = None) -> int:
           "new - as run [paired] | new - Tan [paired] |")
     print("|---|---|---|---|---|---|---|")
     for spec in args.runs:
-        folder, _, mu = spec.rpartition(":")
-        if not folder:
-            raise SystemExit(f"rescore_contact: {spec!r} is not RUN_FOLDER:PAD_FRICTION")
-        friction = float(mu)
-        recs = rows(Path(folder) / "validate.jsonl")
-        ok = np.array([bool(r["success"]) for r in recs])
-        kinds = np.array([kind_of(r["label"]) for r in recs])
-        feats = [{**NEUTRAL, **r["features"]} for r in recs]
+        folder, friction = run_spec(spec, "rescore_contact", "PAD_FRICTION")
+        recs, ok, kinds, feats = graded_run(folder)
         tan = np.array([f["tan_score"] for f in feats])
         old = np.array([f["tan_score"] * depth_factor(f) for f in feats])
         new = np.array([f["tan_score"] * depth_factor({**f, "score_contact":

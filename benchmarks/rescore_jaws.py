@@ -51,6 +51,27 @@ def rows(path: Path) -> list[dict]:
     return out
 
 
+def run_spec(spec: str, tool: str, value: str) -> tuple[str, float]:
+    """(folder, number) of a 'RUN_FOLDER:NUMBER' argument; exits naming the form if not one."""
+    folder, _, number = spec.rpartition(":")
+    try:
+        parsed = float(number)
+    except ValueError:
+        parsed = None
+    if not folder or parsed is None:
+        raise SystemExit(f"{tool}: {spec!r} is not RUN_FOLDER:{value}")
+    return folder, parsed
+
+
+def graded_run(folder: str) -> tuple[list[dict], np.ndarray, np.ndarray, list[dict]]:
+    """(records, success, object kinds, features with the neutral depth terms filled in) of a
+    run's graded trials."""
+    recs = rows(Path(folder) / "validate.jsonl")
+    ok = np.array([bool(r["success"]) for r in recs])
+    kinds = np.array([kind_of(r["label"]) for r in recs])
+    return recs, ok, kinds, [{**NEUTRAL, **r["features"]} for r in recs]
+
+
 def cell(s: np.ndarray, ok: np.ndarray, kinds: np.ndarray) -> str:
     """'AUC [lo, hi]' with the interval clustered by object kind."""
     lo, hi = clustered_bootstrap(s, ok, kinds)
@@ -69,14 +90,9 @@ def main(argv: list[str] | None = None) -> int:
           "heavy_box: Tan / as run / new | top level (>= 0.8) held: as run / new |")
     print("|---|---|---|---|---|---|---|---|---|")
     for spec in args.runs:
-        folder, _, width = spec.rpartition(":")
-        if not folder:
-            raise SystemExit(f"rescore_jaws: {spec!r} is not RUN_FOLDER:PAD_WIDTH_MM")
-        w = float(width) * 1e-3
-        recs = rows(Path(folder) / "validate.jsonl")
-        ok = np.array([bool(r["success"]) for r in recs])
-        kinds = np.array([kind_of(r["label"]) for r in recs])
-        feats = [{**NEUTRAL, **r["features"]} for r in recs]
+        folder, width_mm = run_spec(spec, "rescore_jaws", "PAD_WIDTH_MM")
+        w = width_mm * 1e-3
+        recs, ok, kinds, feats = graded_run(folder)
         tan = np.array([f["tan_score"] for f in feats])
         old = np.array([f["tan_score"] * depth_factor(f) for f in feats])
         logged = np.array([r["score"] for r in recs])
