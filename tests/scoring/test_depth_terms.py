@@ -365,36 +365,3 @@ def test_a_footprint_a_pixel_or_two_beyond_a_wall_reads_no_lean(beyond_px, leans
     assert (sc.contact_tilt_rad[0] > 0.1) == leans
     assert (sc.score_tilt[0] < 1.0) == leans
 
-
-def _dome(mask: np.ndarray, top_m: float) -> np.ndarray:
-    """A height map rounded like a lying can's top: top_m at the mask's centre, falling to
-    zero at its edge, NaN off the mask."""
-    rows, cols = np.nonzero(mask)
-    r = np.hypot((np.arange(SHAPE[0])[:, None] - rows.mean()) / (np.ptp(rows) / 2 + 1),
-                 (np.arange(SHAPE[1])[None, :] - cols.mean()) / (np.ptp(cols) / 2 + 1))
-    h = top_m * np.sqrt(np.clip(1.0 - r ** 2, 0.0, 1.0))
-    return np.where(mask, h, np.nan).astype(np.float32)
-
-
-@settings(max_examples=12, deadline=None)
-@given(kind=st.sampled_from(["box", "can"]), a=st.integers(20, 60), b=st.integers(15, 45),
-       angle=st.floats(0.0, 3.0), sampler=st.sampled_from(["tan", "antipodal"]),
-       friction=st.sampled_from([0.5, 1.0]), off=st.integers(-25, 25), seed=st.integers(0, 9))
-def test_the_searchs_pruning_of_depth_terms_finds_the_same_grasps_as_scoring_them_all(
-        kind, a, b, angle, sampler, friction, off, seed):
-    from scoring import SearchParams
-
-    shape = (rectangle(SHAPE, (160.0, 120.0), 2 * a, 2 * b, angle_rad=angle) if kind == "box"
-             else ellipse(SHAPE, (160.0, 120.0), a, b))
-    view = DepthView(_dome(shape, 0.03), M, centre_of_mass_px=(160.0 + off, 120.0), mass_kg=0.4)
-    jaw = JawLimits(stroke_m=0.085, finger_thickness_m=0.014, pad_length_m=0.02, force_n=40.0,
-                    friction=friction)
-    found = [search_grasps(shape, PROJ, target=shape, top_k=5, seed=seed, jaw=jaw, depth=view,
-                           settings=SearchParams(sampler=sampler, prune_depth_terms=prune))
-             for prune in (True, False)]
-    pruned, every = found
-    assert pruned.no_grasp == every.no_grasp
-    np.testing.assert_array_equal(pruned.x, every.x)
-    np.testing.assert_array_equal(pruned.theta, every.theta)
-    np.testing.assert_array_equal(pruned.scores.score, every.scores.score)
-    np.testing.assert_array_equal(pruned.scores.contact_tilt_rad, every.scores.contact_tilt_rad)
