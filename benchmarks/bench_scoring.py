@@ -130,7 +130,8 @@ class Figures:
 KERNEL_FIGURES = (("mix1", "mix, 1 thread"), ("mixn", "mix, {n} threads"),
                   ("ev1", "evaluated only, 1 thread"), ("evn", "evaluated only, {n} threads"),
                   ("tan_n", "mix, tan2024, {n} threads"),
-                  ("deep_n", "mix, graspline (depth terms), {n} threads"))
+                  ("deep_n", "mix, graspline (depth terms), {n} threads"),
+                  ("deep_ev", "evaluated only, graspline (depth terms), {n} threads"))
 
 
 def timing(fn, n_items: int, repeats: int) -> Timing:
@@ -173,6 +174,9 @@ def measure(args: argparse.Namespace) -> Figures:
                          args.repeats)
     tm["deep_n"] = timing(lambda: score_candidates(prep, x, y, t, proj, **deep), x.size,
                           args.repeats)
+    # issue 24's second figure: fully evaluated candidates with the depth terms
+    tm["deep_ev"] = timing(lambda: score_candidates(prep, xe, ye, te, proj, **deep), xe.size,
+                           args.repeats)
 
     n_ref = min(args.reference, x.size)
     tm["ref"] = timing(lambda: [reference_score(sil, x[k], y[k], t[k], proj) for k in range(n_ref)],
@@ -189,6 +193,7 @@ def print_table(fig: Figures, args: argparse.Namespace) -> None:
     r = {k: t.rates() for k, t in fig.timings.items()}
     mix1, ev1, mixn, evn, ref, ref_ev = (r[k] for k in ("mix1", "ev1", "mixn", "evn", "ref", "ref_ev"))
     tan_n, deep_n = r["tan_n"], r["deep_n"]
+    deep_ev = r.get("deep_ev", deep_n)  # a baseline tree's bench_scoring may not time it
     all_cores = fig.threads
     paper_rate = 1e3 / PAPER_MS_PER_CANDIDATE
     prep_ms = np.asarray(fig.prep_ms)
@@ -218,6 +223,12 @@ def print_table(fig: Figures, args: argparse.Namespace) -> None:
         (f"candidates/s, mix, graspline (depth terms), {all_cores} threads, p99 run",
          f"{deep_n.p99:,.0f}", "1/s", f"tan2024 {tan_n.p99:,.0f}/s",
          f"x{deep_n.p99 / tan_n.p99:.2f}"),
+        (f"candidates/s, evaluated only, graspline (depth terms), {all_cores} threads, median",
+         f"{deep_ev.median:,.0f}", "1/s", f"tan2024 {evn.median:,.0f}/s",
+         f"x{deep_ev.median / evn.median:.2f}"),
+        (f"candidates/s, evaluated only, graspline (depth terms), {all_cores} threads, p99 run",
+         f"{deep_ev.p99:,.0f}", "1/s", f"tan2024 {evn.p99:,.0f}/s",
+         f"x{deep_ev.p99 / evn.p99:.2f}"),
         ("prepare silhouette (blur, normals), median / p99",
          f"{np.median(prep_ms):.2f} / {np.percentile(prep_ms, 99):.2f}", "ms", "-", "-"),
         ("first call (compile or cache load), longest", f"{max(fig.compile_s):.2f}", "s", "-", "-"),
@@ -242,6 +253,8 @@ def print_comparison(this: Figures, base: Figures) -> None:
     for key, label in KERNEL_FIGURES:
         if this.threads == 1 and key in ("mixn", "evn"):
             continue  # the same runs as the 1-thread figures
+        if key not in this.timings or key not in base.timings:
+            continue  # an older tree's bench_scoring does not time it
         a, b = this.timings[key].rates(), base.timings[key].rates()
         rows.append((label.format(n=this.threads), f"{a.median:,.0f}", f"{b.median:,.0f}",
                      f"{a.median / b.median:.3f}", f"{a.p99:,.0f}", f"{b.p99:,.0f}",
