@@ -217,18 +217,9 @@ def print_table(fig: Figures, args: argparse.Namespace) -> None:
          f"1 thread {ev1.median:,.0f}/s", f"x{evn.median / ev1.median:.2f}"),
         (f"candidates/s, evaluated only, {all_cores} threads, p99 run", f"{evn.p99:,.0f}", "1/s",
          f"1 thread {ev1.p99:,.0f}/s", f"x{evn.p99 / ev1.p99:.2f}"),
-        (f"candidates/s, mix, graspline (depth terms), {all_cores} threads, median",
-         f"{deep_n.median:,.0f}", "1/s", f"tan2024 {tan_n.median:,.0f}/s",
-         f"x{deep_n.median / tan_n.median:.2f}"),
-        (f"candidates/s, mix, graspline (depth terms), {all_cores} threads, p99 run",
-         f"{deep_n.p99:,.0f}", "1/s", f"tan2024 {tan_n.p99:,.0f}/s",
-         f"x{deep_n.p99 / tan_n.p99:.2f}"),
-        (f"candidates/s, evaluated only, graspline (depth terms), {all_cores} threads, median",
-         f"{deep_ev.median:,.0f}", "1/s", f"tan2024 {evn.median:,.0f}/s",
-         f"x{deep_ev.median / evn.median:.2f}"),
-        (f"candidates/s, evaluated only, graspline (depth terms), {all_cores} threads, p99 run",
-         f"{deep_ev.p99:,.0f}", "1/s", f"tan2024 {evn.p99:,.0f}/s",
-         f"x{deep_ev.p99 / evn.p99:.2f}"),
+        *_against_tan(f"mix, graspline (depth terms), {all_cores} threads", deep_n, tan_n),
+        *_against_tan(f"evaluated only, graspline (depth terms), {all_cores} threads", deep_ev,
+                      evn),
         ("prepare silhouette (blur, normals), median / p99",
          f"{np.median(prep_ms):.2f} / {np.percentile(prep_ms, 99):.2f}", "ms", "-", "-"),
         ("first call (compile or cache load), longest", f"{max(fig.compile_s):.2f}", "s", "-", "-"),
@@ -245,6 +236,14 @@ def print_table(fig: Figures, args: argparse.Namespace) -> None:
         verdict = "meets" if value.median >= floor else "BELOW"
         print(f"floor {name}: {floor:,}/s -> {verdict} (median run {value.median:,.0f}/s, "
               f"p99 run {value.p99:,.0f}/s)")
+
+
+def _against_tan(label: str, rates: Rates, tan: Rates) -> list[tuple[str, ...]]:
+    """The median and p99-run rows of a figure of graspline's measure beside Tan's alone."""
+    return [(f"candidates/s, {label}, {which}", f"{getattr(rates, attr):,.0f}", "1/s",
+             f"tan2024 {getattr(tan, attr):,.0f}/s",
+             f"x{getattr(rates, attr) / getattr(tan, attr):.2f}")
+            for which, attr in (("median", "median"), ("p99 run", "p99"))]
 
 
 def print_comparison(this: Figures, base: Figures) -> None:
