@@ -136,12 +136,13 @@ def drop_off_target(scores: Scores, target: np.ndarray) -> None:
 
     Such a grasp closes on a neighbour first: for the target it is a miss (missing = True).
     """
-    ok = scores.evaluated.copy()
+    ev = np.flatnonzero(scores.evaluated)  # the others have no contacts (NaN)
+    on = np.ones(ev.size, np.bool_)
     for contact in (scores.contact_left, scores.contact_right):
-        cols = np.nan_to_num(contact[:, 0]).astype(np.intp)
-        rows = np.nan_to_num(contact[:, 1]).astype(np.intp)
-        ok &= target[rows, cols] != 0
-    off = scores.evaluated & ~ok
+        cols = contact[ev, 0].astype(np.intp)
+        rows = contact[ev, 1].astype(np.intp)
+        on &= target[rows, cols] != 0
+    off = ev[~on]
     scores.score[off] = 0.0
     scores.tan_score[off] = 0.0
     scores.missing[off] = True

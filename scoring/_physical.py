@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba as nb
 import numpy as np
@@ -155,6 +156,26 @@ class DepthView:
         if not (math.isnan(self.mass_kg) or self.mass_kg >= 0):
             raise ValueError(f"DepthView: mass_kg must be >= 0 or NaN, got {self.mass_kg!r}")
 
+    # The kernels' forms of the view, made once per view (a search scores its view in many
+    # batches; converting them per batch was a pass over the image each time).
+    @cached_property
+    def height32(self) -> np.ndarray:
+        """height_m as a contiguous float32 array (the kernels' input)."""
+        return np.ascontiguousarray(self.height_m, np.float32)
+
+    @cached_property
+    def footprint8(self) -> np.ndarray:
+        """footprint as a contiguous uint8 array; a 1 x 1 zero without a footprint."""
+        return np.zeros((1, 1), np.uint8) if self.footprint is None \
+            else np.ascontiguousarray(self.footprint, np.uint8)
+
+    @cached_property
+    def max_height_m(self) -> float:
+        """The highest surface seen (metres above the fingertips); -inf where none is."""
+        with np.errstate(invalid="ignore"):
+            h = self.height32[np.isfinite(self.height32)]
+        return float(h.max()) if h.size else -math.inf
+
 
 @dataclass
 class PhysicalTerms:
@@ -196,17 +217,14 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     lever_px = np.full(n, np.nan)
     centre = np.full(2, np.nan) if view.centre_of_mass_px is None \
         else np.asarray(view.centre_of_mass_px, np.float64)
-    footprint = np.zeros((1, 1), np.uint8) if view.footprint is None \
-        else np.ascontiguousarray(view.footprint, np.uint8)
+    footprint = view.footprint8
     palm_m = jaw.finger_length_m - params.body_margin_m
-    with np.errstate(invalid="ignore"):
-        if not np.any(np.asarray(view.height_m) > palm_m):
-            palm_m = math.inf  # nothing that tall in view: no candidate's palm can land
+    if not view.max_height_m > palm_m:
+        palm_m = math.inf  # nothing that tall in view: no candidate's palm can land
     body_px = (jaw.finger_thickness_m + params.body_margin_m) / m
     # a palm wider than the fingers: its own footprint, checked after the kernel's bodies
     wide_palm = math.isfinite(jaw.palm_width_m) and math.isfinite(palm_m)
-    depth_kernel(np.ascontiguousarray(image, np.uint8),
-                 np.ascontiguousarray(view.height_m, np.float32), footprint,
+    depth_kernel(np.ascontiguousarray(image, np.uint8), view.height32, footprint,
                  np.asarray(x, np.float64), np.asarray(y, np.float64),
                  np.asarray(theta, np.float64), np.asarray(contact_left, np.float64),
                  np.asarray(contact_right, np.float64), 0.5 * float(open_width_px),
@@ -219,7 +237,7 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
             max((0.5 * jaw.palm_length_m - PALM_OUTLINE_BIAS_M) / m, half_r)
         half_wid = max((0.5 * jaw.palm_width_m - PALM_OUTLINE_BIAS_M) / m,
                        float(np.max(np.abs(line_offsets_px))))
-        body |= palm_kernel(np.ascontiguousarray(view.height_m, np.float32),
+        body |= palm_kernel(view.height32,
                             np.asarray(x, np.float64), np.asarray(y, np.float64),
                             np.asarray(theta, np.float64), half_len, half_wid, palm_m)
     h = np.minimum(h, jaw.pad_length_m)
@@ -230,7 +248,7 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     undercut = undercut_px.max(axis=1)
     undercut = np.where(undercut * m > params.above_widest_m, undercut, 0.0)
     tilt = np.fmax(_contact_tilt(width, undercut),
-                   _profile_tilt(view.height_m, x, y, theta, contact_left, contact_right, width,
+                   _profile_tilt(view.height32, x, y, theta, contact_left, contact_right, width,
                                  line_offsets_px, m))
     section = (width + undercut_px.sum(axis=1)) * m
     # a pinch above the widest point of a section wider than the stroke: the jaw cannot reach

@@ -212,18 +212,20 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
         scores_all.append(sc)
 
     def best():
+        """x, y, θ and score of every candidate so far, and the top k's indices."""
         while True:
             x, y, t = np.concatenate(xs_all), np.concatenate(ys_all), np.concatenate(ts_all)
-            sc = Scores.concatenate(scores_all)
-            keep = non_max_suppression(x, y, t, sc.score, top_k, settings.nms_radius_px,
+            # the scores alone: the other fields are joined once, for the top k at the end
+            score = np.concatenate([s.score for s in scores_all])
+            keep = non_max_suppression(x, y, t, score, top_k, settings.nms_radius_px,
                                        settings.nms_angle_rad)
-            kth[0] = float(sc.score[keep].min()) if keep.size == top_k else -math.inf
+            kth[0] = float(score[keep].min()) if keep.size == top_k else -math.inf
             # a waiting candidate whose bound reaches the k-th best could enter the top k
             # (a new grasp may suppress two of them): its terms now, then the top k again.
             # None left: the greedy suppression never reaches them, and the top k is exact.
             due = [w & (s.tan_score >= kth[0]) for w, s in zip(pending, scores_all)]
             if not any(d.any() for d in due):
-                return x, y, t, sc, keep
+                return x, y, t, score, keep
             for b, d in enumerate(due):
                 if d.any():
                     _apply_depth(scores_all[b], prepared.mask, xs_all[b], ys_all[b], ts_all[b],
@@ -240,10 +242,10 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
         if len(pairs):
             run(pairs.x, pairs.y, pairs.theta)
             n_scored += len(pairs)
-            x, y, t, sc, keep = best()
+            x, y, t, score, keep = best()
             # refine what the pairs found; nothing above 0 (every pair collides or misses,
             # an outline the normals misread): Tan's global rounds instead
-            global_rounds = not (keep.size and sc.score[keep[0]] > 0.0)
+            global_rounds = not (keep.size and score[keep[0]] > 0.0)
             if not global_rounds:
                 refine_batch = settings.antipodal_refine
                 rounds, to_best = settings.antipodal_refine_rounds, settings.antipodal_refine // 2
@@ -251,13 +253,13 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
         n = min(settings.batch, settings.max_candidates - n_scored)
         run(*_global_batch(rng, n, box, centroid, sigma, settings.uniform_fraction))
         n_scored += n
-        x, y, t, sc, keep = best()
-        if keep.size == top_k and sc.score[keep].min() >= settings.quality_threshold:
+        x, y, t, score, keep = best()
+        if keep.size == top_k and score[keep].min() >= settings.quality_threshold:
             break
 
     radius, angle = settings.refine_radius_px, settings.refine_angle_rad
     for _ in range(rounds):
-        if keep.size and sc.score[keep].min() >= settings.quality_threshold:
+        if keep.size and score[keep].min() >= settings.quality_threshold:
             break
         per = max(1, (refine_batch - to_best) // max(1, keep.size))
         centres = np.repeat(keep, per)
@@ -268,6 +270,6 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
             t[centres] + rng.uniform(-angle, angle, m))
         n_scored += m
         radius, angle = radius / 2.0, angle / 2.0
-        x, y, t, sc, keep = best()
+        x, y, t, score, keep = best()
 
-    return GraspSet(x[keep], y[keep], t[keep], sc.take(keep), n_scored)
+    return GraspSet(x[keep], y[keep], t[keep], Scores.concatenate(scores_all).take(keep), n_scored)

@@ -69,6 +69,7 @@ def volume_and_centre(depth: np.ndarray, support_depth_m: float, m: float,
     total = float(h.sum())
     if total <= 0.0:
         return 0.0, np.full(2, np.nan)
-    rows, cols = np.indices(h.shape)
-    centre = np.array([(h * cols).sum() / total, (h * rows).sum() / total])
+    # the first moments from the marginal sums (no (H, W) index grids)
+    centre = np.array([h.sum(axis=0, dtype=np.float64) @ np.arange(h.shape[1]) / total,
+                       h.sum(axis=1, dtype=np.float64) @ np.arange(h.shape[0]) / total])
     return total * m * m, centre
