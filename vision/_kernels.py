@@ -196,6 +196,28 @@ def rasterise_surface(grid, tip, x0, y0, inv_m, max_step, out):
 
 
 @nb.njit(cache=True)
+def grid_window(grid, x0, y0, inv_m, h, w, pad):
+    """(row0, row1, col0, col1), end exclusive: the rows and columns of an (gh, gw, 3) grid
+    of plane samples (NaN: none) that hold every finite sample whose pixel (pixel (0, 0)
+    centred on plane point (x0, y0), inv_m pixels a metre) lies within pad pixels of an
+    h x w image, grown by one row and column each way (within the grid); all 0 when none
+    does."""
+    gh, gw = grid.shape[0], grid.shape[1]
+    r0, r1, c0, c1 = gh, -1, gw, -1
+    for r in range(gh):
+        for c in range(gw):
+            x, y, z = grid[r, c, 0], grid[r, c, 1], grid[r, c, 2]
+            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+                continue
+            u, v = _pixel_of(x, y, x0, y0, inv_m)
+            if -pad <= u <= w - 1 + pad and -pad <= v <= h - 1 + pad:
+                r0, r1, c0, c1 = min(r0, r), max(r1, r), min(c0, c), max(c1, c)
+    if r1 < 0:
+        return 0, 0, 0, 0
+    return max(r0 - 1, 0), min(r1 + 2, gh), max(c0 - 1, 0), min(c1 + 2, gw)
+
+
+@nb.njit(cache=True)
 def plane_grid(depth, mask, rx, ry, M, b, grid, steps):
     """Plane coordinates of masked pixels and the squared distances of image neighbours.
 

@@ -13,7 +13,8 @@ from scoring import check_positive, narrowest_width_m
 from ._base import check_frame
 from ._camera import ray_axes
 from ._heights import surface_depth, volume_and_centre
-from ._kernels import extent_above, fill_from_neighbours, plane_grid, rasterise_surface
+from ._kernels import (extent_above, fill_from_neighbours, grid_window, plane_grid,
+                       rasterise_surface)
 from ._types import ObjectMask, Silhouette, SupportPlane, check_mask
 
 # Share of an object's points taken as outliers when finding its first point along the
@@ -63,11 +64,13 @@ def _to_plane(frame: RGBDFrame, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return R.T @ T[:3, :3], R.T @ T[:3, 3]
 
 
-def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, float]:
+def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray,
+                spacing: bool = True) -> tuple[np.ndarray, float]:
     """The masked pixels' points in plane-axis coordinates (x, y, depth along the approach;
     metres, origin at the base origin) as an (h, w, 3) grid over the mask's bounding box, NaN
     outside the mask, sensor holes filled; and the spacing of image neighbours in the plane
-    (metres, SPACING_PERCENTILE of their distances). (0 x 0 grid, 0.0) without a reading."""
+    (metres, SPACING_PERCENTILE of their distances; 0.0 when not ``spacing``). (0 x 0 grid,
+    0.0) without a reading."""
     empty = np.empty((0, 0, 3)), 0.0
     c0, r0, w, h = cv2.boundingRect(mask.view(np.uint8))
     if w == 0:
@@ -88,7 +91,7 @@ def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray) -> tuple[np.n
     grid = np.empty((h, w, 3))
     steps = np.empty(2 * h * w)
     n = plane_grid(d, m, rx[c0:c0 + w], ry[r0:r0 + h], M, b, grid, steps)
-    if n == 0:
+    if n == 0 or not spacing:
         return grid, 0.0
     k = int(SPACING_PERCENTILE / 100.0 * (n - 1))
     return grid, float(np.sqrt(np.partition(steps[:n], k)[k]))
@@ -101,6 +104,22 @@ def _draw(grid: np.ndarray, tip: float, lo: np.ndarray, shape: tuple[int, int], 
     if grid.size:
         rasterise_surface(grid, tip, float(lo[0]), float(lo[1]), 1.0 / m, max_step_m, out)
     return out.view(np.bool_)
+
+
+def _within_reach(grid: np.ndarray, lo: np.ndarray, shape: tuple[int, int], m: float,
+                  max_step_m: float) -> np.ndarray:
+    """The part of a grid that can draw into a silhouette of ``shape`` whose pixel (0, 0) is
+    centred on plane point lo: its samples within a surface step (max_step_m) and two pixels
+    of the image, and a row and column round them. Drawing it draws what the whole grid
+    draws (a triangle or segment is drawn only when its corners lie within a step of each
+    other, so one that reaches the image has every corner in this part; the row round them
+    keeps the blocks beside its pairs). The neighbours of a target span the table: their
+    grid is mostly far from its silhouette."""
+    if grid.size == 0:
+        return grid
+    r0, r1, c0, c1 = grid_window(grid, float(lo[0]), float(lo[1]), 1.0 / m, shape[0],
+                                 shape[1], max_step_m / m + 2.0)
+    return grid[r0:r1, c0:c1]
 
 
 def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
@@ -189,9 +208,9 @@ class ProjectedObject:
         k_top = int(TOP_PERCENTILE / 100.0 * (depth_along.size - 1))
         self._top = float(np.partition(depth_along, k_top)[k_top])
         self._max_step = MAX_STEP_FACTOR * max(spacing, self._m)
-        self._obstacle_grid = _plane_grid(frame, obstacles, self._R)[0] \
+        self._obstacle_grid = _plane_grid(frame, obstacles, self._R, spacing=False)[0] \
             if obstacles is not None and obstacles.any() else None
-        self._attached_grid = _plane_grid(frame, attached, self._R)[0] \
+        self._attached_grid = _plane_grid(frame, attached, self._R, spacing=False)[0] \
             if attached is not None and attached.any() else None
 
     def at(self, insertion_depth_m: float) -> Silhouette:
@@ -230,9 +249,10 @@ class ProjectedObject:
                                                self._attached_max_width)
         depth = surface_depth(grid, lo, shape, m, target)
         if self._obstacle_grid is not None:
-            drawn = _draw(self._obstacle_grid, tip, lo, shape, m, max_step)
+            near = _within_reach(self._obstacle_grid, lo, shape, m, max_step)
+            drawn = _draw(near, tip, lo, shape, m, max_step)
             image |= drawn
-            depth = np.minimum(depth, surface_depth(self._obstacle_grid, lo, shape, m, drawn))
+            depth = np.minimum(depth, surface_depth(near, lo, shape, m, drawn))
         with np.errstate(invalid="ignore"):
             height = np.where(np.isfinite(depth), np.float32(tip) - depth, np.float32(np.nan))
 

@@ -1,6 +1,8 @@
 """The Numba kernels of the tabletop segmenter against plain-numpy references."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # The segmenter's private Numba kernels, each against a plain-numpy reference: the kernels
 # themselves are what is tested, so this file imports the private module.
@@ -330,3 +332,31 @@ def test_surface_depth_kernel_matches_the_numpy_reference():
         assert a.dtype == np.float32 and np.isfinite(a).any() and np.isinf(a).any()
     empty = surface_depth(np.empty((0, 0, 3)), np.zeros(2), (4, 5), 0.001, np.ones((4, 5), bool))
     assert np.isinf(empty).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), tip=st.floats(0.0, 0.03),
+       lo_x=st.floats(-0.03, 0.09), lo_y=st.floats(-0.03, 0.07),
+       shape=st.tuples(st.integers(1, 50), st.integers(1, 50)))
+def test_obstacles_cropped_to_the_silhouettes_reach_draw_as_the_whole_grid(seed, tip, lo_x,
+                                                                         lo_y, shape):
+    # the silhouette draws its neighbours from the part of their grid within reach of its
+    # image (vision._silhouette._within_reach): the same pixels and depths as the whole grid,
+    # with windows inside, across the edge of and beyond the grid's extent
+    from vision._heights import surface_depth
+    from vision._silhouette import _draw, _within_reach
+
+    rng = np.random.default_rng(seed)
+    h, w = 30, 36
+    gy, gx = np.mgrid[0:h, 0:w] * 0.0023
+    grid = np.stack([gx + rng.normal(0, 4e-4, (h, w)), gy + rng.normal(0, 4e-4, (h, w)),
+                     rng.normal(0.01, 0.01, (h, w))], -1)
+    grid[rng.random((h, w)) < 0.15] = np.nan   # off the masks, or no reading
+    grid[12:14, :, :2] += 0.02                  # a step: two rows moved 2 cm away
+    lo, m, step = np.array([lo_x, lo_y]), 0.001, 0.007
+    near = _within_reach(grid, lo, shape, m, step)
+    drawn = _draw(grid, tip, lo, shape, m, step)
+    np.testing.assert_array_equal(_draw(near, tip, lo, shape, m, step), drawn)
+    np.testing.assert_array_equal(surface_depth(near, lo, shape, m, drawn),
+                                  surface_depth(grid, lo, shape, m, drawn))
+    assert near.shape[0] <= h and near.shape[1] <= w
