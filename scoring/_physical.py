@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
+import cv2
 import numba as nb
 import numpy as np
 
@@ -558,6 +559,12 @@ def narrowest_width_m(target: np.ndarray, metres_per_px: float, n_angles: int = 
     rows, cols = np.nonzero(target)
     if rows.size == 0:
         return math.inf
+    if rows.size > 8:
+        # the extents over any direction are those of the pixels' convex hull (integer
+        # points: OpenCV's hull is exact); a few dozen vertices instead of every pixel
+        hull = cv2.convexHull(np.stack([cols, rows], axis=1).astype(np.int32)).reshape(-1, 2)
+        cols, rows = hull[:, 0], hull[:, 1]
+
     def widths(a: np.ndarray) -> np.ndarray:
         proj = np.outer(np.cos(a), cols) + np.outer(np.sin(a), rows)
         return proj.max(axis=1) - proj.min(axis=1)

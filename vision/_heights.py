@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import surface_depth_kernel
+from ._kernels import fill_depth_holes, splat_depth, surface_depth_kernel
 
 # Camera pixels are coarser than silhouette pixels at the usual ranges (a D435 at 0.75 m
 # samples every 1.6 mm; silhouettes are drawn at 1 mm): a pixel with no sample takes the
@@ -26,6 +26,24 @@ def surface_depth(grid: np.ndarray, lo: np.ndarray, shape: tuple[int, int], m: f
     surface_depth_kernel(np.ascontiguousarray(grid, dtype=np.float64), float(lo[0]),
                          float(lo[1]), float(m), np.ascontiguousarray(within, dtype=np.bool_),
                          FILL_PASSES, out)
+    return out
+
+
+def surface_depths(grid: np.ndarray, lo: np.ndarray, shape: tuple[int, int], m: float,
+                   withins: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    """surface_depth for each of several drawn surfaces of one grid (a target at its
+    fingertips and the whole of it): the samples are placed once, each surface's holes
+    filled on a copy; each result equals surface_depth's."""
+    base = np.full(shape, np.inf, np.float32)
+    if grid.size:
+        splat_depth(np.ascontiguousarray(grid, dtype=np.float64), float(lo[0]), float(lo[1]),
+                    float(m), base)
+    out = []
+    for within in withins:
+        depth = base.copy()
+        if grid.size:
+            fill_depth_holes(np.ascontiguousarray(within, dtype=np.bool_), FILL_PASSES, depth)
+        out.append(depth)
     return out
 
 

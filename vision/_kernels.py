@@ -397,7 +397,11 @@ def fill_from_neighbours(depth, mask, valid, out):
     readings inwards (through masked pixels only); NaN where nothing reaches or off the mask.
     Returns how many masked pixels stay unfilled."""
     h, w = depth.shape
-    todo = 0
+    # the unfilled masked pixels, row-major: each layer visits them only (a pass over the
+    # whole box per layer cost most of a neighbours' mask spanning the table)
+    hr = np.empty(h * w, np.int64)
+    hc = np.empty(h * w, np.int64)
+    n_h = 0
     for r in range(h):
         for c in range(w):
             if mask[r, c] and valid[r, c]:
@@ -405,40 +409,46 @@ def fill_from_neighbours(depth, mask, valid, out):
             else:
                 out[r, c] = np.nan
                 if mask[r, c]:
-                    todo += 1
-    nxt = out.copy()
-    while todo > 0:
+                    hr[n_h] = r
+                    hc[n_h] = c
+                    n_h += 1
+    vals = np.empty(n_h)
+    grows = np.empty(n_h, np.bool_)
+    while n_h > 0:
         grew = 0
-        for r in range(h):
-            for c in range(w):
-                if not mask[r, c] or out[r, c] == out[r, c]:  # off the mask, or filled
-                    continue
-                s, n = 0.0, 0
-                for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
-                    r2, c2 = r + dr, c + dc
-                    if 0 <= r2 < h and 0 <= c2 < w:
-                        v = out[r2, c2]
-                        if v == v:
-                            s += v
-                            n += 1
-                if n > 0:
-                    nxt[r, c] = s / n
-                    grew += 1
+        for k in range(n_h):  # read the previous layer only
+            r, c = hr[k], hc[k]
+            s, n = 0.0, 0
+            for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+                r2, c2 = r + dr, c + dc
+                if 0 <= r2 < h and 0 <= c2 < w:
+                    v = out[r2, c2]
+                    if v == v:
+                        s += v
+                        n += 1
+            grows[k] = n > 0
+            if n > 0:
+                vals[k] = s / n
+                grew += 1
         if grew == 0:
             break
-        out[:, :] = nxt
-        todo -= grew
-    return todo
+        left = 0
+        for k in range(n_h):  # then write the layer, keeping the pixels still unfilled
+            if grows[k]:
+                out[hr[k], hc[k]] = vals[k]
+            else:
+                hr[left] = hr[k]
+                hc[left] = hc[k]
+                left += 1
+        n_h = left
+    return n_h
 
 
 @nb.njit(cache=True)
-def surface_depth_kernel(grid, lo_x, lo_y, m, within, passes, out):
+def splat_depth(grid, lo_x, lo_y, m, out):
     """out (H, W) float32, filled with +inf by the caller: the least depth (grid[..., 2],
     metres, as float32) of the (h, w, 3) grid's finite samples nearest each pixel, pixel
-    (0, 0) centred on plane point (lo_x, lo_y), m metres a pixel; then up to ``passes``
-    times, the +inf pixels of ``within`` (H, W) bool take the least value of their 3 x 3
-    neighbourhood as it was before the pass (+inf beyond the border), stopping once none is
-    left (vision._heights.surface_depth's numpy arithmetic, in one pass over the samples)."""
+    (0, 0) centred on plane point (lo_x, lo_y), m metres a pixel."""
     gh, gw = grid.shape[0], grid.shape[1]
     H, W = out.shape
     for i in range(gh):
@@ -452,6 +462,14 @@ def surface_depth_kernel(grid, lo_x, lo_y, m, within, passes, out):
                 zf = np.float32(z)
                 if zf < out[v, u]:
                     out[v, u] = zf
+
+
+@nb.njit(cache=True)
+def fill_depth_holes(within, passes, out):
+    """Up to ``passes`` times, the +inf pixels of out (H, W) float32 inside ``within`` (H, W)
+    bool take the least value of their 3 x 3 neighbourhood as it was before the pass (+inf
+    beyond the border), stopping once none is left; in place."""
+    H, W = out.shape
     prev = np.empty_like(out)
     for _ in range(passes):
         any_hole = False
@@ -472,3 +490,12 @@ def surface_depth_kernel(grid, lo_x, lo_y, m, within, passes, out):
                         if prev[r2, c2] < best:
                             best = prev[r2, c2]
                 out[r, c] = best
+
+
+@nb.njit(cache=True)
+def surface_depth_kernel(grid, lo_x, lo_y, m, within, passes, out):
+    """out (H, W) float32, filled with +inf by the caller: splat_depth, then fill_depth_holes
+    within ``within`` (vision._heights.surface_depth's numpy arithmetic, in one pass over the
+    samples)."""
+    splat_depth(grid, lo_x, lo_y, m, out)
+    fill_depth_holes(within, passes, out)

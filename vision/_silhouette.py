@@ -12,7 +12,7 @@ from scoring import check_positive, narrowest_width_m
 
 from ._base import check_frame
 from ._camera import ray_axes
-from ._heights import surface_depth, volume_and_centre
+from ._heights import surface_depth, surface_depths, volume_and_centre
 from ._kernels import (extent_above, fill_from_neighbours, grid_window, plane_grid,
                        rasterise_surface)
 from ._types import ObjectMask, Silhouette, SupportPlane, check_mask
@@ -240,14 +240,13 @@ class ProjectedObject:
         target = _draw(grid, tip, lo, shape, m, max_step)
         image = target.copy()
         whole = _draw(grid, math.inf, lo, shape, m, max_step)  # all of the target, from above
-        volume, centre_px = volume_and_centre(surface_depth(grid, lo, shape, m, whole),
-                                              support_depth, m)
+        whole_depth, depth = surface_depths(grid, lo, shape, m, (whole, target))
+        volume, centre_px = volume_and_centre(whole_depth, support_depth, m)
         if self._attached_grid is not None and volume > 0:
             volume, centre_px = _join_attached(self._attached_grid, lo, m, max_step,
                                                support_depth, volume, centre_px,
                                                self._fragment_share, grid,
                                                self._attached_max_width)
-        depth = surface_depth(grid, lo, shape, m, target)
         if self._obstacle_grid is not None:
             near = _within_reach(self._obstacle_grid, lo, shape, m, max_step)
             drawn = _draw(near, tip, lo, shape, m, max_step)

@@ -187,3 +187,31 @@ def test_the_searchs_pruning_of_depth_terms_finds_the_same_grasps_as_scoring_the
     np.testing.assert_array_equal(pruned.theta, every.theta)
     np.testing.assert_array_equal(pruned.scores.score, every.scores.score)
     np.testing.assert_array_equal(pruned.scores.contact_tilt_rad, every.scores.contact_tilt_rad)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_blobs=st.integers(1, 3), specks=st.floats(0.0, 0.01))
+def test_narrowest_width_from_the_hull_equals_the_width_over_every_pixel(seed, n_blobs, specks):
+    # narrowest_width_m projects the pixels' convex hull only: the same width as projecting
+    # every pixel of the mask (ellipses, several apart, and lone specks)
+    import cv2
+
+    from scoring import narrowest_width_m
+
+    rng = np.random.default_rng(seed)
+    mask = np.zeros((90, 110), np.uint8)
+    for _ in range(n_blobs):
+        cv2.ellipse(mask, (int(rng.integers(10, 100)), int(rng.integers(10, 80))),
+                    (int(rng.integers(1, 30)), int(rng.integers(1, 20))),
+                    float(rng.uniform(0, 180)), 0, 360, 1, -1)
+    mask[rng.random(mask.shape) < specks] = 1
+    rows, cols = np.nonzero(mask)
+    step = math.pi / 90
+
+    def widths(a: np.ndarray) -> np.ndarray:
+        proj = np.outer(np.cos(a), cols) + np.outer(np.sin(a), rows)
+        return proj.max(axis=1) - proj.min(axis=1)
+
+    best = np.arange(90)[int(np.argmin(widths(np.arange(90) * step)))] * step
+    every_pixel = (widths(best + np.linspace(-step, step, 41)).min() + 1.0) * 0.001
+    assert narrowest_width_m(mask.astype(bool), 0.001) == every_pixel

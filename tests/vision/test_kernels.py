@@ -312,7 +312,7 @@ def test_surface_depth_kernel_matches_the_numpy_reference():
     # the silhouette's depth surface: the Numba pass against its earlier numpy form (private
     # module: the kernel is what is tested), on grids with gaps, NaN samples and points off
     # the image, filling holes of the drawn outline
-    from vision._heights import surface_depth, surface_depth_reference
+    from vision._heights import surface_depth, surface_depth_reference, surface_depths
 
     rng = np.random.default_rng(5)
     for trial in range(20):
@@ -329,6 +329,12 @@ def test_surface_depth_kernel_matches_the_numpy_reference():
         a = surface_depth(grid, lo, shape, m, within)
         b = surface_depth_reference(grid, lo, shape, m, within)
         np.testing.assert_array_equal(a, b)
+        # two surfaces of one grid from one placing of its samples (the silhouette's target
+        # and whole): each as surface_depth gives it
+        other = rng.random(shape) < 0.3
+        both = surface_depths(grid, lo, shape, m, (within, other))
+        np.testing.assert_array_equal(both[0], a)
+        np.testing.assert_array_equal(both[1], surface_depth(grid, lo, shape, m, other))
         assert a.dtype == np.float32 and np.isfinite(a).any() and np.isinf(a).any()
     empty = surface_depth(np.empty((0, 0, 3)), np.zeros(2), (4, 5), 0.001, np.ones((4, 5), bool))
     assert np.isinf(empty).all()
