@@ -312,10 +312,18 @@ def touching(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: int 
     k = 2 * int(gap_px) + 1
     kernel = np.ones((k, k), np.uint8)
     group, frontier = {i}, [i]
+    h, w = arrays[i].shape
     while frontier:
-        near = cv2.dilate(arrays[frontier.pop()].view(np.uint8), kernel).view(np.bool_)
+        # within the mask's box grown by the gap: the dilation and the overlaps are the
+        # whole frame's there and nothing outside it
+        f = arrays[frontier.pop()]
+        c0, r0, bw, bh = cv2.boundingRect(f.view(np.uint8))
+        r0, c0 = max(r0 - gap_px, 0), max(c0 - gap_px, 0)
+        r1, c1 = min(r0 + bh + 2 * gap_px, h), min(c0 + bw + 2 * gap_px, w)
+        near = cv2.dilate(f[r0:r1, c0:c1].view(np.uint8), kernel,
+                          borderType=cv2.BORDER_CONSTANT, borderValue=0).view(np.bool_)
         for j, m in enumerate(arrays):
-            if j not in group and np.count_nonzero(m & near) >= min_border_px:
+            if j not in group and np.count_nonzero(m[r0:r1, c0:c1] & near) >= min_border_px:
                 group.add(j)
                 frontier.append(j)
     out = np.zeros(arrays[i].shape, bool)
