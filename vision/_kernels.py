@@ -338,34 +338,51 @@ def claim_holes(own, valid, max_steps, out):
     layer only, so the result does not depend on the scan order.
     """
     h, w = own.shape
-    # owner: 1 the object's, 0 someone else's, -1 not reached yet
+    # owner: 1 the object's, 0 someone else's, -1 not reached yet; the unreached pixels,
+    # row-major, are all a layer visits (a pass over the box per layer cost most of it)
     owner = np.empty((h, w), np.int8)
+    hr = np.empty(h * w, np.int64)
+    hc = np.empty(h * w, np.int64)
+    n_h = 0
     for r in range(h):
         for c in range(w):
-            owner[r, c] = (1 if own[r, c] else 0) if valid[r, c] else -1
             out[r, c] = False
-    nxt = owner.copy()
+            if valid[r, c]:
+                owner[r, c] = 1 if own[r, c] else 0
+            else:
+                owner[r, c] = -1
+                hr[n_h] = r
+                hc[n_h] = c
+                n_h += 1
+    got = np.empty(n_h, np.int8)
     for _ in range(max_steps):
         grew = False
-        for r in range(h):
-            for c in range(w):
-                if owner[r, c] >= 0:
-                    continue
-                mine, theirs = 0, 0
-                for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
-                    r2, c2 = r + dr, c + dc
-                    if 0 <= r2 < h and 0 <= c2 < w:
-                        o = owner[r2, c2]
-                        if o == 1:
-                            mine += 1
-                        elif o == 0:
-                            theirs += 1
-                if mine + theirs > 0:
-                    nxt[r, c] = 1 if mine > theirs else 0
-                    grew = True
+        for k in range(n_h):  # read the previous layer only
+            r, c = hr[k], hc[k]
+            mine, theirs = 0, 0
+            for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+                r2, c2 = r + dr, c + dc
+                if 0 <= r2 < h and 0 <= c2 < w:
+                    o = owner[r2, c2]
+                    if o == 1:
+                        mine += 1
+                    elif o == 0:
+                        theirs += 1
+            got[k] = -1
+            if mine + theirs > 0:
+                got[k] = 1 if mine > theirs else 0
+                grew = True
         if not grew:
             break
-        owner[:, :] = nxt
+        left = 0
+        for k in range(n_h):  # then write the layer, keeping the pixels still unreached
+            if got[k] >= 0:
+                owner[hr[k], hc[k]] = got[k]
+            else:
+                hr[left] = hr[k]
+                hc[left] = hc[k]
+                left += 1
+        n_h = left
     for r in range(h):
         for c in range(w):
             out[r, c] = owner[r, c] == 1 and not valid[r, c]
