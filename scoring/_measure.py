@@ -49,8 +49,10 @@ def prepare_silhouette(silhouette: np.ndarray, params: MeasureParams | None = No
     # float32 fields: half the cache footprint of the kernel's scattered reads, and 1e-7
     # relative error, far below a pixel or a degree.
     blur = smoothed_silhouette(mask, params.outline_sigma_px).astype(np.float32)
-    with np.errstate(invalid="ignore"):
-        angle = np.where((nx == 0.0) & (ny == 0.0), np.nan, np.arctan2(ny, nx)).astype(np.float32)
+    # the normals' angles at the boundary pixels only (elsewhere NaN: no normal)
+    angle = np.full(mask.shape, np.nan, np.float32)
+    edge = (nx != 0.0) | (ny != 0.0)
+    angle[edge] = np.arctan2(ny[edge], nx[edge])
     return PreparedSilhouette(mask, blur, nx, ny, angle, params.normal_window,
                               params.outline_sigma_px)
 
