@@ -192,8 +192,8 @@ def test_the_searchs_pruning_of_depth_terms_finds_the_same_grasps_as_scoring_the
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_blobs=st.integers(1, 3), specks=st.floats(0.0, 0.01))
 def test_narrowest_width_from_the_hull_equals_the_width_over_every_pixel(seed, n_blobs, specks):
-    # narrowest_width_m projects the pixels' convex hull only: the same width as projecting
-    # every pixel of the mask (ellipses, several apart, and lone specks)
+    # narrowest_width_m projects the pixels' convex hull only: the width of projecting every
+    # pixel of the mask (ellipses, several apart, and lone specks)
     import cv2
 
     from scoring import narrowest_width_m
@@ -214,4 +214,5 @@ def test_narrowest_width_from_the_hull_equals_the_width_over_every_pixel(seed, n
 
     best = np.arange(90)[int(np.argmin(widths(np.arange(90) * step)))] * step
     every_pixel = (widths(best + np.linspace(-step, step, 41)).min() + 1.0) * 0.001
-    assert narrowest_width_m(mask.astype(bool), 0.001) == every_pixel
+    # equal to rounding: a pixel on a hull edge, left out, can round a hair past its ends
+    assert narrowest_width_m(mask.astype(bool), 0.001) == pytest.approx(every_pixel, rel=1e-12)
