@@ -18,7 +18,9 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
   axis), the contact normals lean out of the horizontal: the larger of the angle the
-  side's heights inwards of the contact give (an arc fitted to them) and the undercut's;
+  side's heights inwards of the contact give (an arc fitted to them) and the undercut's
+  (the footprint running on beyond the contact, read as a circle); none where the heights
+  rise as a wall (a step: the footprint below runs on, the side the pads meet does not lean);
   1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside. And 0 where
   the section under such a contact (the whole footprint along the closing line) is wider than
   the stroke: the pads can never reach around it, so the grasp is a wedge pinch on its top.
@@ -185,7 +187,7 @@ class PhysicalTerms:
     body_collision : bool, a finger body lands on something. contact_height_m : the lower of
     the two sides' heights that the pads meet, metres. contact_tilt_rad : how far the
     contact normals lean out of the horizontal (the larger of _contact_tilt, from the
-    undercut, and _profile_tilt, from the side's heights).
+    undercut, and _profile_tilt, from the side's heights; 0 where the heights are a wall's).
     section_m : the target's whole extent along the closing line through the contacts
     (their distance plus the footprint beyond each), metres. lever_m : the mass centre's distance
     from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque,
@@ -248,9 +250,14 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
     # (a box's side read 1 px out gave it a 16° lean), not a side running on under the pads
     undercut = undercut_px.max(axis=1)
     undercut = np.where(undercut * m > params.above_widest_m, undercut, 0.0)
-    tilt = np.fmax(_contact_tilt(width, undercut),
-                   _profile_tilt(view.height32, x, y, theta, contact_left, contact_right, width,
-                                 line_offsets_px, m))
+    # where the side's heights rise as a wall (a profile lean of 0), the pads meet a vertical
+    # side: on a stepped one (a bottle's neck over its body, a bracket's web over its flange,
+    # a box on a wider one) the footprint running on below is no lean. Elsewhere the larger
+    # of the two: the heights of a rounded side read its lean low on a noisy top (a lying
+    # bottle's 25° read 11°), where its undercut reads it whole.
+    profile = _profile_tilt(view.height32, x, y, theta, contact_left, contact_right, width,
+                            line_offsets_px, m)
+    tilt = np.where(profile == 0.0, 0.0, np.fmax(_contact_tilt(width, undercut), profile))
     section = (width + undercut_px.sum(axis=1)) * m
     # a pinch above the widest point of a section wider than the stroke: the jaw cannot reach
     # around it, whatever the friction (lying cans wider than the jaw, pinched on their top)

@@ -354,14 +354,28 @@ def test_a_side_whose_heights_are_no_arc_gives_no_lean_from_its_profile():
     assert math.isnan(_side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M))
 
 
-@pytest.mark.parametrize("beyond_px, leans", [(1, False), (2, False), (6, True)])
-def test_a_footprint_a_pixel_or_two_beyond_a_wall_reads_no_lean(beyond_px, leans):
-    # the footprint's outline noise on a vertical wall (up to above_widest_m, 2 mm) is not a
-    # side running on under the pads; a side that does run on 6 mm leans out of the cone
+@pytest.mark.parametrize("beyond_px", [1, 2, 6])
+def test_a_wall_reads_no_lean_whatever_the_footprint_beyond_it(beyond_px):
+    # the pads meet a vertical side (the heights inwards are a wall): the footprint a pixel or
+    # two beyond it is the outline's noise, 6 mm beyond it a step to a wider base (a box on a
+    # wider one, a bottle's neck over its body, a bracket's web over its flange); no lean
     box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
     foot = rectangle(SHAPE, (150.0, 110.0), 60 + 2 * beyond_px, 40 + 2 * beyond_px)
     sc = score_candidates(box, *across_box(), PROJ, jaw=JAW,
                           depth=DepthView(heights(box, 0.03), M, footprint=foot))
+    assert sc.contact_tilt_rad[0] == 0.0 and sc.score_tilt[0] == 1.0
+
+
+@pytest.mark.parametrize("beyond_px, leans", [(1, False), (2, False), (6, True)])
+def test_where_the_heights_fit_no_arc_the_undercut_says_the_lean(beyond_px, leans):
+    # heights that jump about along the closing line fit neither an arc nor a wall: the
+    # footprint running on beyond the contact, read as a circular section, says the lean
+    # (not the outline's noise of a pixel or two)
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    foot = rectangle(SHAPE, (150.0, 110.0), 60 + 2 * beyond_px, 40 + 2 * beyond_px)
+    rows = np.arange(SHAPE[0])[:, None]
+    h = np.where(box, np.where(rows % 2, 0.03, 0.012), np.nan).astype(np.float32)
+    sc = score_candidates(box, *across_box(), PROJ, jaw=JAW,
+                          depth=DepthView(h, M, footprint=foot))
     assert (sc.contact_tilt_rad[0] > 0.1) == leans
     assert (sc.score_tilt[0] < 1.0) == leans
-
