@@ -19,9 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.ablation_by_jaw import paired_effect
-from benchmarks.bench_cell import LEVEL_EDGES, auc, depth_factor, group_of
-from benchmarks.rescore_jaws import cell, graded_run, run_spec
+from benchmarks.bench_cell import LEVEL_EDGES, auc, group_of, kind_of
+from benchmarks.rescore_jaws import paired_cells, rescored, run_spec
 from scoring import DepthParams
 
 FRICTION_REF = 0.5  # the friction the shipped ramp (3 to 12 mm) is kept for
@@ -53,17 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|")
     for spec in args.runs:
         folder, friction = run_spec(spec, "rescore_contact", "PAD_FRICTION")
-        recs, ok, kinds, feats = graded_run(folder)
-        tan = np.array([f["tan_score"] for f in feats])
-        old = np.array([f["tan_score"] * depth_factor(f) for f in feats])
-        new = np.array([f["tan_score"] * depth_factor({**f, "score_contact":
-                                                       contact_score(f, friction)})
-                        for f in feats])
-        diffs = [paired_effect(a, new, ok, kinds) for a in (old, tan)]
+        recs, ok, tan, old, new, diffs = rescored(
+            folder, lambda f: {**f, "score_contact": contact_score(f, friction)})
+        kinds = np.array([kind_of(r["label"]) for r in recs])
         name = Path(folder).name
-        print(f"| {name} | {len(recs)} | {cell(tan, ok, kinds)} | {cell(old, ok, kinds)} | "
-              f"{cell(new, ok, kinds)} | "
-              + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in diffs) + " |",
+        print(f"| {name} | {len(recs)} | {paired_cells(ok, kinds, (tan, old, new), diffs)} |",
               flush=True)
         groups = np.array([group_of(r["label"]) for r in recs])
         by_group = " / ".join(

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.ablation_by_jaw import paired_effect
-from benchmarks.bench_cell import auc, depth_factor, group_of
-from benchmarks.rescore_jaws import cell, graded_run, run_spec
+from benchmarks.bench_cell import auc, group_of, kind_of
+from benchmarks.rescore_jaws import paired_cells, rescored, run_spec
 
 
 def torque_score(f: dict, factor: float) -> float:
@@ -43,20 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|")
     for spec in args.runs:
         folder, factor = run_spec(spec, "rescore_density", "FACTOR")
-        recs, ok, kinds, feats = graded_run(folder)
-        tan = np.array([f["tan_score"] for f in feats])
-        old = np.array([f["tan_score"] * depth_factor(f) for f in feats])
-        new = np.array([f["tan_score"] * depth_factor({**f, "score_torque":
-                                                       torque_score(f, factor)})
-                        for f in feats])
-        diffs = [paired_effect(a, new, ok, kinds) for a in (old, tan)]
+        recs, ok, tan, old, new, diffs = rescored(
+            folder, lambda f: {**f, "score_torque": torque_score(f, factor)})
+        kinds = np.array([kind_of(r["label"]) for r in recs])
         scan = np.array([group_of(r["label"]) == "scanned (YCB)" for r in recs])
         run = f"{Path(folder).parent.name}/{Path(folder).name} x{factor:g}"
-        print(f"| {run} | {len(recs)} | {cell(tan, ok, kinds)} | {cell(old, ok, kinds)} | "
-              f"{cell(new, ok, kinds)} | "
-              + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in diffs)
-              + f" | {auc(old[scan], ok[scan]):.3f} / {auc(new[scan], ok[scan]):.3f} "
-                f"({scan.sum()}) |", flush=True)
+        print(f"| {run} | {len(recs)} | {paired_cells(ok, kinds, (tan, old, new), diffs)} | "
+              f"{auc(old[scan], ok[scan]):.3f} / {auc(new[scan], ok[scan]):.3f} "
+              f"({scan.sum()}) |", flush=True)
     return 0
 
 

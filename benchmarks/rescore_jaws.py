@@ -72,6 +72,25 @@ def graded_run(folder: str) -> tuple[list[dict], np.ndarray, np.ndarray, list[di
     return recs, ok, kinds, [{**NEUTRAL, **r["features"]} for r in recs]
 
 
+def rescored(folder: str, changed) -> tuple[list[dict], np.ndarray, np.ndarray, np.ndarray,
+                                           np.ndarray, list[tuple[float, float, float]]]:
+    """(records, success, Tan's scores, the scores as run, the rescored ones, and the paired
+    effects of the rescored against the run's and against Tan's) of a run's graded trials;
+    changed(features) gives the depth terms' features with the experiment's change."""
+    recs, ok, kinds, feats = graded_run(folder)
+    tan = np.array([f["tan_score"] for f in feats])
+    old = np.array([f["tan_score"] * depth_factor(f) for f in feats])
+    new = np.array([f["tan_score"] * depth_factor(changed(f)) for f in feats])
+    return recs, ok, tan, old, new, [paired_effect(a, new, ok, kinds) for a in (old, tan)]
+
+
+def paired_cells(ok: np.ndarray, kinds: np.ndarray, scores: tuple[np.ndarray, ...],
+                 diffs: list[tuple[float, float, float]]) -> str:
+    """The AUC cells of each score, then the paired differences, joined as table cells."""
+    return " | ".join([cell(s, ok, kinds) for s in scores]
+                      + [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in diffs])
+
+
 def cell(s: np.ndarray, ok: np.ndarray, kinds: np.ndarray) -> str:
     """'AUC [lo, hi]' with the interval clustered by object kind."""
     lo, hi = clustered_bootstrap(s, ok, kinds)
