@@ -175,8 +175,7 @@ class DepthView:
     @cached_property
     def max_height_m(self) -> float:
         """The highest surface seen (metres above the fingertips); -inf where none is."""
-        with np.errstate(invalid="ignore"):
-            h = self.height32[np.isfinite(self.height32)]
+        h = self.height32[np.isfinite(self.height32)]
         return float(h.max()) if h.size else -math.inf
 
 

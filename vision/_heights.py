@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import fill_depth_holes, splat_depth, surface_depth_kernel
+from ._kernels import fill_depth_holes, splat_depth
 
 # Camera pixels are coarser than silhouette pixels at the usual ranges (a D435 at 0.75 m
 # samples every 1.6 mm; silhouettes are drawn at 1 mm): a pixel with no sample takes the
@@ -18,31 +18,25 @@ def surface_depth(grid: np.ndarray, lo: np.ndarray, shape: tuple[int, int], m: f
     grid's samples nearest each pixel, pixel (0, 0) centred on plane point lo; holes of up to
     FILL_PASSES pixels inside ``within`` (the drawn surface) take their neighbours' least
     depth, so the surface never grows past its outline; +inf where nothing reaches."""
-    out = np.full(shape, np.inf, np.float32)
-    if grid.size == 0:
-        return out
-    # one Numba pass (tests/vision/test_kernels.py holds it to the numpy arithmetic below,
-    # surface_depth_reference): the numpy form took half of each silhouette's time
-    surface_depth_kernel(np.ascontiguousarray(grid, dtype=np.float64), float(lo[0]),
-                         float(lo[1]), float(m), np.ascontiguousarray(within, dtype=np.bool_),
-                         FILL_PASSES, out)
-    return out
+    return surface_depths(grid, lo, shape, m, (within,))[0]
 
 
 def surface_depths(grid: np.ndarray, lo: np.ndarray, shape: tuple[int, int], m: float,
                    withins: tuple[np.ndarray, ...]) -> list[np.ndarray]:
     """surface_depth for each of several drawn surfaces of one grid (a target at its
     fingertips and the whole of it): the samples are placed once, each surface's holes
-    filled on a copy; each result equals surface_depth's."""
+    filled on its own copy."""
     base = np.full(shape, np.inf, np.float32)
-    if grid.size:
-        splat_depth(np.ascontiguousarray(grid, dtype=np.float64), float(lo[0]), float(lo[1]),
-                    float(m), base)
+    if grid.size == 0:
+        return [base.copy() for _ in withins]
+    # Numba passes (tests/vision/test_kernels.py holds them to the numpy arithmetic below,
+    # surface_depth_reference): the numpy form took half of each silhouette's time
+    splat_depth(np.ascontiguousarray(grid, dtype=np.float64), float(lo[0]), float(lo[1]),
+                float(m), base)
     out = []
     for within in withins:
         depth = base.copy()
-        if grid.size:
-            fill_depth_holes(np.ascontiguousarray(within, dtype=np.bool_), FILL_PASSES, depth)
+        fill_depth_holes(np.ascontiguousarray(within, dtype=np.bool_), FILL_PASSES, depth)
         out.append(depth)
     return out
 

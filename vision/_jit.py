@@ -10,7 +10,7 @@ from . import _kernels
 _ENTRY_KERNELS = ("height_classes", "depth_cuts", "component_stats", "plane_inlier_counts",
                   "plane_moments", "reassign_cuts", "claim_holes", "rasterise_surface",
                   "plane_grid", "extent_above", "fill_from_neighbours",
-                  "surface_depth_kernel", "splat_depth", "fill_depth_holes", "grid_window")
+                  "splat_depth", "fill_depth_holes", "grid_window")
 
 
 def jit_kernels() -> dict[str, CPUDispatcher]:

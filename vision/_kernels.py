@@ -507,12 +507,3 @@ def fill_depth_holes(within, passes, out):
                         if prev[r2, c2] < best:
                             best = prev[r2, c2]
                 out[r, c] = best
-
-
-@nb.njit(cache=True)
-def surface_depth_kernel(grid, lo_x, lo_y, m, within, passes, out):
-    """out (H, W) float32, filled with +inf by the caller: splat_depth, then fill_depth_holes
-    within ``within`` (vision._heights.surface_depth's numpy arithmetic, in one pass over the
-    samples)."""
-    splat_depth(grid, lo_x, lo_y, m, out)
-    fill_depth_holes(within, passes, out)

@@ -308,9 +308,9 @@ def test_fill_from_neighbours_matches_the_reference():
     assert left == 4 and np.isnan(out[2:4, 2:4]).all() and not np.isnan(out[mask][4:]).any()
 
 
-def test_surface_depth_kernel_matches_the_numpy_reference():
-    # the silhouette's depth surface: the Numba pass against its earlier numpy form (private
-    # module: the kernel is what is tested), on grids with gaps, NaN samples and points off
+def test_surface_depth_kernels_match_the_numpy_reference():
+    # the silhouette's depth surface: the Numba passes against their earlier numpy form (private
+    # module: the kernels are what is tested), on grids with gaps, NaN samples and points off
     # the image, filling holes of the drawn outline
     from vision._heights import surface_depth, surface_depth_reference, surface_depths
 
