@@ -17,7 +17,7 @@ from . import _kernel as K
 from ._kernel import CHUNK, grpv_kernel, score_kernel
 from ._blur import smoothed_silhouette
 from ._normals import normal_field
-from ._physical import DepthParams, DepthView, JawLimits, physical_terms
+from ._physical import DepthParams, DepthView, JawLimits, PhysicalTerms, write_physical_terms
 from ._types import GripperProjection, MeasureParams, Scores
 
 
@@ -194,18 +194,19 @@ def _apply_depth(sc: Scores, image: np.ndarray, xs: np.ndarray, ys: np.ndarray, 
                  projection: GripperProjection, model: DepthModel,
                  only: np.ndarray | None = None) -> None:
     """Multiply the evaluated candidates' scores (those of them in ``only``, a bool mask,
-    when given) by the depth terms, in place."""
+    when given) by the depth terms, in place: the kernel reads and writes sc's arrays at
+    their indices."""
     ok = sc.evaluated if only is None else sc.evaluated & only
-    if not ok.any():
+    idx = np.flatnonzero(ok)
+    if not idx.size:
         return
-    t = physical_terms(image, xs[ok], ys[ok], ts[ok], sc.contact_left[ok].astype(np.float64),
-                       sc.contact_right[ok].astype(np.float64), sc.width_px[ok],
-                       float(projection.open_width_px), projection.line_offsets_px(),
-                       model.jaw, model.view, model.params)
-    sc.body_collision[ok] = t.body_collision
-    for name in DEPTH_FIELDS:
-        getattr(sc, name)[ok] = getattr(t, name)
-    sc.score[ok] = sc.tan_score[ok] * t.factor
+    into = PhysicalTerms(body_collision=sc.body_collision, factor=sc.score,
+                         **{name: getattr(sc, name) for name in DEPTH_FIELDS})
+    write_physical_terms(into, idx, sc.tan_score, image, xs, ys, ts,
+                         (sc.contact_left[:, 0], sc.contact_left[:, 1]),
+                         (sc.contact_right[:, 0], sc.contact_right[:, 1]), sc.width_px,
+                         float(projection.open_width_px), projection.line_offsets_px(),
+                         model.jaw, model.view, model.params)
 
 
 def depth_model(measure: str, jaw: JawLimits | None, depth: DepthView | None,

@@ -39,13 +39,13 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import cv2
-import numba as nb
 import numpy as np
 
+from . import _depth_kernel as DK
 from ._checks import check_positive
+from ._depth_kernel import BODY_STEP_PX
 
 G = 9.81  # m/s²
-BODY_STEP_PX = 2  # sampling of the finger bodies' band, pixels
 # the depth silhouette's outline runs up to two camera pixels (about 2.5 mm at 0.7 m) wide of
 # an object, at its depth (vision/_width.py): a palm of its own size is taken to land on a
 # neighbour only where it overlaps it by more than that (a palm grazing the outline of a
@@ -185,8 +185,9 @@ class PhysicalTerms:
 
     body_collision : bool, a finger body lands on something. contact_height_m : the lower of
     the two sides' heights that the pads meet, metres. contact_tilt_rad : how far the
-    contact normals lean out of the horizontal (the larger of _contact_tilt, from the
-    undercut, and _profile_tilt, from the side's heights; 0 where the heights are a wall's).
+    contact normals lean out of the horizontal (the larger of the undercut's lean, acos(c /
+    (c + u)) with c half the width and u the undercut, and the lean of an arc fitted to the
+    side's heights, _depth_kernel._side_lean; 0 where the heights are a wall's).
     section_m : the target's whole extent along the closing line through the contacts
     (their distance plus the footprint beyond each), metres. lever_m : the mass centre's distance
     from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque,
@@ -209,68 +210,97 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                    contact_left: np.ndarray, contact_right: np.ndarray, width_px: np.ndarray,
                    open_width_px: float, line_offsets_px: np.ndarray, jaw: JawLimits,
                    view: DepthView, params: DepthParams) -> PhysicalTerms:
-    """The depth terms of candidates (x, y, θ) whose primary contacts and width (the opening
-    at which both pads touch, pixels) are known (NaN else)."""
-    m = view.metres_per_px
+    """The depth terms of candidates (x, y, θ) whose primary contacts ((N, 2) column, row)
+    and width (the opening at which both pads touch, pixels) are known (NaN else)."""
     n = len(x)
-    body = np.zeros(n, np.bool_)
-    h = np.full(n, np.nan)
-    undercut_px = np.full((n, 2), np.nan)  # beyond the left and the right contact
-    lever_px = np.full(n, np.nan)
-    centre = np.full(2, np.nan) if view.centre_of_mass_px is None \
-        else np.asarray(view.centre_of_mass_px, np.float64)
-    footprint = view.footprint8
+    nan = lambda: np.full(n, np.nan, np.float32)  # noqa: E731
+    out = PhysicalTerms(np.zeros(n, np.bool_), nan(), nan(), nan(), nan(), nan(), nan(), nan(),
+                        nan(), nan())
+    left = np.asarray(contact_left)
+    right = np.asarray(contact_right)
+    write_physical_terms(out, np.arange(n), np.ones(n, np.float32), image, x, y, theta,
+                         (left[:, 0], left[:, 1]), (right[:, 0], right[:, 1]), width_px,
+                         open_width_px, line_offsets_px, jaw, view, params)
+    return out
+
+
+def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, tan_score: np.ndarray,
+                         image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
+                         contact_left: tuple[np.ndarray, np.ndarray],
+                         contact_right: tuple[np.ndarray, np.ndarray], width_px: np.ndarray,
+                         open_width_px: float, line_offsets_px: np.ndarray, jaw: JawLimits,
+                         view: DepthView, params: DepthParams) -> None:
+    """The depth terms of candidates idx (indices into every per-candidate array: x, y, θ,
+    the contacts' (columns, rows), width_px, tan_score and out's fields), written into out
+    at those indices; out.factor receives tan_score x the factor (the score with the depth
+    terms: pass ones for the factor itself). One pass of the kernel per candidate
+    (_depth_kernel.depth_terms_kernel)."""
+    m = view.metres_per_px
     palm_m = jaw.finger_length_m - params.body_margin_m
     if not view.max_height_m > palm_m:
         palm_m = math.inf  # nothing that tall in view: no candidate's palm can land
     body_px = (jaw.finger_thickness_m + params.body_margin_m) / m
-    # a palm wider than the fingers: its own footprint, checked after the kernel's bodies
+    half_r = 0.5 * float(open_width_px)
+    offsets = np.asarray(line_offsets_px, np.float64)
+    x, y, theta = (np.ascontiguousarray(a, np.float64) for a in (x, y, theta))
+    idx = np.ascontiguousarray(idx, np.int64)
+    # a palm wider than the fingers: its own footprint, checked before the kernel's bodies
+    palm = np.zeros(0, np.bool_)
     wide_palm = math.isfinite(jaw.palm_width_m) and math.isfinite(palm_m)
-    depth_kernel(np.ascontiguousarray(image, np.uint8), view.height32, footprint,
-                 np.asarray(x, np.float64), np.asarray(y, np.float64),
-                 np.asarray(theta, np.float64), np.asarray(contact_left, np.float64),
-                 np.asarray(contact_right, np.float64), 0.5 * float(open_width_px),
-                 np.asarray(line_offsets_px, np.float64),
-                 body_px, params.contact_probe_m / m,
-                 math.inf if wide_palm else palm_m, centre, body, h, undercut_px, lever_px)
     if wide_palm:
-        half_r = 0.5 * float(open_width_px)
         half_len = half_r + body_px if math.isnan(jaw.palm_length_m) else \
             max((0.5 * jaw.palm_length_m - PALM_OUTLINE_BIAS_M) / m, half_r)
         half_wid = max((0.5 * jaw.palm_width_m - PALM_OUTLINE_BIAS_M) / m,
-                       float(np.max(np.abs(line_offsets_px))))
-        body |= palm_kernel(view.height32,
-                            np.asarray(x, np.float64), np.asarray(y, np.float64),
-                            np.asarray(theta, np.float64), half_len, half_wid, palm_m)
-    h = np.minimum(h, jaw.pad_length_m)
-    s_c = np.clip((h - params.min_contact_m) / (params.full_contact_m - params.min_contact_m), 0, 1)
-    width = np.asarray(width_px, np.float64)
-    # an undercut within above_widest_m is the footprint's outline noise on a vertical wall
-    # (a box's side read 1 px out gave it a 16° lean), not a side running on under the pads
-    undercut = undercut_px.max(axis=1)
-    undercut = np.where(undercut * m > params.above_widest_m, undercut, 0.0)
-    # where the side's heights rise as a wall (a profile lean of 0), the pads meet a vertical
-    # side: on a stepped one (a bottle's neck over its body, a bracket's web over its flange,
-    # a box on a wider one) the footprint running on below is no lean. Elsewhere the larger
-    # of the two: the heights of a rounded side read its lean low on a noisy top (a lying
-    # bottle's 25° read 11°), where its undercut reads it whole.
-    profile = _profile_tilt(view.height32, x, y, theta, contact_left, contact_right, width,
-                            line_offsets_px, m)
-    tilt = np.where(profile == 0.0, 0.0, np.fmax(_contact_tilt(width, undercut), profile))
-    section = (width + undercut_px.sum(axis=1)) * m
-    # a pinch above the widest point of a section wider than the stroke: the jaw cannot reach
-    # around it, whatever the friction (lying cans wider than the jaw, pinched on their top)
-    wedge = (section > jaw.stroke_m) & (undercut_px.max(axis=1) * m > params.above_widest_m)
-    s_tilt = np.where(wedge, 0.0, _tilt_score(tilt, jaw.friction, params))
-    lever = lever_px * m
-    ratio = _torque_ratio(view.mass_kg, lever, h, jaw)
-    s_t = np.clip(1.0 - ratio, 0.0, 1.0)
-    s_c = np.where(np.isfinite(s_c), s_c, 0.0)
-    s_t = np.where(np.isfinite(s_t), s_t, 1.0)  # no mass centre known: no torque term
-    factor = np.where(body, 0.0, s_c * s_t * s_tilt)
-    f32 = lambda a: np.asarray(a, np.float32)  # noqa: E731
-    return PhysicalTerms(body, f32(h), f32(tilt), f32(section), f32(lever), f32(ratio), f32(s_c),
-                         f32(s_t), f32(s_tilt), f32(factor))
+                       float(np.max(np.abs(offsets))))
+        palm = palm_kernel(view.height32, x[idx], y[idx], theta[idx], half_len, half_wid, palm_m)
+    n_lines = offsets.shape[0]
+    across = np.unique(np.append(np.arange(0, n_lines, BODY_STEP_PX), n_lines - 1))
+    along = np.append(np.arange(1.0, body_px, BODY_STEP_PX), body_px)
+    # the tilt profile averages every other grasp line and the outer ones: as good an
+    # average across the finger as all of them, half the reads
+    lines = np.unique(np.append(offsets[::BODY_STEP_PX], offsets[-1:]))
+    prm = _kernel_params(jaw, view, params, half_r, body_px, math.inf if wide_palm else palm_m)
+    scratch = np.empty((max(1, -(-idx.size // DK.CHUNK)), 2, int(prm[DK.Q_PROFILE_PX]) + 1))
+    f32 = lambda a: np.ascontiguousarray(a, np.float32)  # noqa: E731
+    DK.depth_terms_kernel(np.ascontiguousarray(image, np.uint8), view.height32, view.footprint8,
+                          idx, x, y, theta, f32(contact_left[0]), f32(contact_left[1]),
+                          f32(contact_right[0]), f32(contact_right[1]), f32(width_px), offsets,
+                          across.astype(np.int64), along, lines, prm, palm, scratch,
+                          f32(tan_score), out.body_collision, out.contact_height_m,
+                          out.contact_tilt_rad, out.section_m, out.lever_m, out.torque_ratio,
+                          out.score_contact, out.score_torque, out.score_tilt, out.factor)
+
+
+def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r: float,
+                   body_px: float, palm_m: float) -> np.ndarray:
+    """(N_PARAMS,) float64: the depth kernel's parameter vector, each at its Q_* index
+    (pixels, metres, radians, newtons as the index names)."""
+    m = view.metres_per_px
+    cone = math.atan(jaw.friction)
+    tilt_lo = cone - params.tilt_margin_full_rad
+    tilt_hi = cone - params.tilt_margin_zero_rad
+    prm = np.empty(DK.N_PARAMS, np.float64)
+    prm[DK.Q_HALF_R] = half_r
+    prm[DK.Q_BODY_PX] = body_px
+    prm[DK.Q_PROBE_PX] = params.contact_probe_m / m
+    prm[DK.Q_PALM_M] = palm_m
+    prm[DK.Q_M_PER_PX] = m
+    prm[DK.Q_PAD_LENGTH_M] = jaw.pad_length_m
+    prm[DK.Q_MIN_CONTACT_M] = params.min_contact_m
+    prm[DK.Q_CONTACT_SPAN_M] = params.full_contact_m - params.min_contact_m
+    prm[DK.Q_ABOVE_WIDEST_M] = params.above_widest_m
+    prm[DK.Q_STROKE_M] = jaw.stroke_m
+    prm[DK.Q_TILT_HI_RAD] = tilt_hi
+    prm[DK.Q_TILT_SPAN_RAD] = max(tilt_hi - tilt_lo, 1e-9)
+    # the torque ratio M g d / (2 μ F r̄), in the order the terms were first written
+    prm[DK.Q_WEIGHT_N] = view.mass_kg * G if math.isfinite(view.mass_kg) else math.nan
+    prm[DK.Q_TAU_PER_M_NM] = 2.0 * jaw.friction * jaw.force_n
+    prm[DK.Q_HALF_PAD_WIDTH_M] = 0.5 * float(jaw.pad_width_m)
+    prm[DK.Q_PROFILE_PX] = TILT_PROFILE_M / m
+    prm[DK.Q_FIT_TOL_PX] = TILT_FIT_TOL_M / m
+    centre = (math.nan, math.nan) if view.centre_of_mass_px is None else view.centre_of_mass_px
+    prm[DK.Q_CENTRE_COL], prm[DK.Q_CENTRE_ROW] = centre
+    return prm
 
 
 def mean_patch_radius_m(height_m: np.ndarray, width_m: float) -> np.ndarray:
@@ -290,222 +320,10 @@ def mean_patch_radius_m(height_m: np.ndarray, width_m: float) -> np.ndarray:
     return np.where(p > 0, r, np.nan)
 
 
-def _torque_ratio(mass_kg: float, lever_m: np.ndarray, height_m: np.ndarray,
-                  jaw: JawLimits) -> np.ndarray:
-    """(N,) τ_g / τ_max: the gravity torque of the mass about the grasp axis over the two
-    pads' torsional friction, each pad pressing with F uniformly over its overlap with the
-    side (contact height x pad width); 0 for an unknown mass, NaN without a contact height
-    or a lever (the torque term then scores 1)."""
-    if not math.isfinite(mass_kg):
-        return np.zeros_like(lever_m)
-    tau_max = 2.0 * jaw.friction * jaw.force_n * mean_patch_radius_m(height_m, jaw.pad_width_m)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return mass_kg * G * lever_m / tau_max
-
-
-def _contact_tilt(width_px: np.ndarray, undercut_px: np.ndarray) -> np.ndarray:
-    """(N,) radians: how far the contact normals lean out of the horizontal, from the undercut.
-
-    A side the pads meet above its widest section (a lying can pinched above its axis) runs
-    on under the fingertips by the undercut u; taken as a circular section whose half-chord
-    at the contact is c = width/2, its radius is c + u and the normal leans by acos(c / (c + u))
-    (0 for a vertical wall: no undercut). NaN without a footprint or contacts.
-    """
-    c = 0.5 * width_px
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.arccos(np.clip(c / (c + undercut_px), -1.0, 1.0))
-
-
-def _profile_tilt(height_m: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
-                  contact_left: np.ndarray, contact_right: np.ndarray, width_px: np.ndarray,
-                  line_offsets_px: np.ndarray, metres_per_px: float) -> np.ndarray:
-    """(N,) radians: how far the contact normals lean out of the horizontal, from the side's
-    height profile inwards of each contact (the larger of the two sides; _side_lean).
-
-    The pads meet a side at the fingertips' plane; where that plane is above the side's
-    widest point, the side rises inwards of the contact as an arc whose centre lies under
-    the plane, and the arc fitted to the heights seen gives the normal's lean. Unlike the
-    undercut (acos(c / (c + u)), u in whole pixels of footprint), the heights show a lean of
-    15-20° at any width, where the undercut is under a pixel. 0 where the side rises as a
-    wall or the pinch is at or under the widest point; NaN where the profile is unseen or
-    not an arc's.
-    """
-    out = np.full(len(x), np.nan)
-    # every other grasp line and the outer ones: as good an average across the finger, half
-    # the reads (the profile runs on every evaluated candidate of a search)
-    offsets = np.asarray(line_offsets_px, np.float64)
-    lines = np.unique(np.append(offsets[::BODY_STEP_PX], offsets[-1:]))
-    _tilt_profile_kernel(np.ascontiguousarray(height_m, np.float32), np.asarray(x, np.float64),
-                         np.asarray(y, np.float64), np.asarray(theta, np.float64),
-                         np.ascontiguousarray(contact_left, np.float64),
-                         np.ascontiguousarray(contact_right, np.float64),
-                         np.asarray(width_px, np.float64), lines, TILT_PROFILE_M / metres_per_px,
-                         TILT_FIT_TOL_M / metres_per_px, float(metres_per_px), out)
-    return out
-
-
-def _tilt_score(tilt: np.ndarray, friction: float, params: DepthParams) -> np.ndarray:
-    """(N,) in [0, 1]: 1 while the lean leaves the friction cone (atan μ) a margin of
-    tilt_margin_full_rad, falling to 0 at a margin of tilt_margin_zero_rad; 1 where unknown."""
-    cone = math.atan(friction)
-    lo, hi = cone - params.tilt_margin_full_rad, cone - params.tilt_margin_zero_rad
-    s = np.clip((hi - tilt) / max(hi - lo, 1e-9), 0.0, 1.0)
-    return np.where(np.isfinite(s), s, 1.0)
-
-
-@nb.njit(cache=True)
-def _hit(image, px, py) -> bool:
-    """Whether pixel (px, py) (rounded) is inside image and set."""
-    c = int(np.floor(px + 0.5))
-    r = int(np.floor(py + 0.5))
-    return 0 <= r < image.shape[0] and 0 <= c < image.shape[1] and image[r, c] != 0
-
-
-@nb.njit(cache=True)
-def _side_height(height, cx, cy, ux, uy, probe_px):
-    """The highest surface within probe_px inwards of contact (cx, cy) along (ux, uy);
-    NaN where unseen."""
-    best = -np.inf
-    n = max(1, int(probe_px))
-    for k in range(n + 1):
-        c = int(np.floor(cx + k * ux + 0.5))
-        r = int(np.floor(cy + k * uy + 0.5))
-        if 0 <= r < height.shape[0] and 0 <= c < height.shape[1]:
-            v = height[r, c]
-            if v == v:
-                best = max(best, v)
-    return best if best > -np.inf else np.nan
-
-
-@nb.njit(cache=True)
-def _undercut(footprint, cx, cy, ux, uy, limit_px):
-    """How far (pixels) the object's whole footprint runs on outwards from contact (cx, cy)
-    along (ux, uy): the part of it under the fingertip plane that the pad cannot reach."""
-    for k in range(1, int(limit_px) + 1):
-        if not _hit(footprint, cx + k * ux, cy + k * uy):
-            return k - 1.0
-    return limit_px
-
-
-@nb.njit(cache=True)
-def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m):
-    """Radians: how far the normal of the side met at contact (cx, cy) leans out of the
-    horizontal, from the heights (metres above the fingertips' plane) seen inwards along
-    (ux, uy) for up to n_px pixels, each distance's heights averaged over the grasp lines
-    (offsets across the finger, pixels; one line's depth is too noisy). A circular arc
-    through the contact whose centre lies a inwards and t under the plane rises as
-    z(x) = sqrt(t² + 2 a x - x²) - t, so 2 a x - 2 t z = x² + z²: (a, t) is its
-    least-squares fit (any radius: a lying can's section or a banana's rounded corner), and
-    the normal at the contact leans by atan(t / a). 0 when t <= 0 (a wall: the fit puts the
-    centre above the plane; or a pinch at or under the widest point); NaN with fewer than 3
-    distances seen, a centre not inwards, or an arc further than tol_px (RMS) from the
-    heights: not a rounded side."""
-    n = int(n_px)
-    sxx = sxz = szz = bx = bz = 0.0
-    xs = np.empty(max(n, 0))
-    zs = np.empty(max(n, 0))
-    k_n = 0
-    for k in range(1, n + 1):
-        total = 0.0
-        seen = 0
-        for off in offsets:
-            col = int(np.floor(cx + k * ux - off * uy + 0.5))
-            row = int(np.floor(cy + k * uy + off * ux + 0.5))
-            if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
-                v = height[row, col]
-                if v == v:
-                    total += v
-                    seen += 1
-        if seen == 0:
-            continue
-        x, z = float(k), total / seen / m
-        xs[k_n], zs[k_n] = x, z
-        k_n += 1
-        sxx += x * x
-        sxz += x * z
-        szz += z * z
-        bx += x * (x * x + z * z)
-        bz += z * (x * x + z * z)
-    if k_n < 3:
-        return np.nan
-    # normal equations of [2x, -2z] (a, t) = x² + z²
-    det = sxx * szz - sxz * sxz
-    if det <= 1e-12:
-        return np.nan
-    a = (szz * bx - sxz * bz) / (2.0 * det)
-    t = (sxz * bx - sxx * bz) / (2.0 * det)
-    if not a > 0.0:
-        return np.nan
-    err = 0.0
-    for i in range(k_n):
-        q = t * t + 2.0 * a * xs[i] - xs[i] * xs[i]
-        d = zs[i] - (np.sqrt(max(q, 0.0)) - t)
-        err += d * d
-    if np.sqrt(err / k_n) > tol_px:
-        return np.nan
-    return np.arctan2(t, a) if t > 0.0 else 0.0
-
-
-@nb.njit(cache=True, parallel=True)
-def _tilt_profile_kernel(height, xs, ys, ts, left, right, width, offsets, n_px, tol_px, m, out):
-    """Per candidate with both contacts and its width (pixels) known: the larger lean of its
-    two sides (radians, _side_lean), read up to n_px pixels in and not past the middle; NaN
-    if neither side's profile is a rounded side's."""
-    for k in nb.prange(xs.shape[0]):
-        if not (left[k, 0] == left[k, 0] and right[k, 0] == right[k, 0]
-                and width[k] == width[k] and width[k] > 0):
-            continue
-        c, s = np.cos(ts[k]), np.sin(ts[k])
-        n = min(n_px, 0.5 * width[k])  # not past the grasp's middle
-        ll = _side_lean(height, left[k, 0], left[k, 1], c, s, offsets, n, tol_px, m)
-        lr = _side_lean(height, right[k, 0], right[k, 1], -c, -s, offsets, n, tol_px, m)
-        out[k] = lr if not (ll == ll) or lr > ll else ll
-
-
-@nb.njit(cache=True)
-def _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m):
-    """Whether anything between the open fingers of candidate (x, y, cos θ, sin θ) (the
-    band of the grasp lines, sampled every BODY_STEP_PX) stands more than palm_m above the
-    fingertips (heights in metres, NaN where nothing is seen)."""
-    n = int(half_r)
-    for i in across:
-        bx = x - offsets[i] * s
-        by = y + offsets[i] * c
-        for j in range(-n, n + 1, BODY_STEP_PX):
-            col = int(np.floor(bx + j * c + 0.5))
-            row = int(np.floor(by + j * s + 0.5))
-            if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
-                if height[row, col] > palm_m:  # NaN compares False
-                    return True
-    return False
-
-
 def _samples(half: float) -> np.ndarray:
     """Offsets from -half to half every BODY_STEP_PX, both ends included (pixels)."""
     inner = np.arange(-half, half, BODY_STEP_PX)
     return np.append(inner, half)
-
-
-@nb.njit(cache=True, parallel=True)
-def _palm_kernel(height, xs, ys, ts, along, across, palm_m, out):
-    """Per candidate: whether anything in the palm's footprint (offsets along the closing
-    direction and across it, pixels) stands more than palm_m above the fingertips."""
-    for k in nb.prange(xs.shape[0]):
-        c, s = np.cos(ts[k]), np.sin(ts[k])
-        hit = False
-        for a in across:
-            bx = xs[k] - a * s
-            by = ys[k] + a * c
-            for j in along:
-                col = int(np.floor(bx + j * c + 0.5))
-                row = int(np.floor(by + j * s + 0.5))
-                if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
-                    if height[row, col] > palm_m:  # NaN compares False
-                        hit = True
-                        break
-            if hit:
-                break
-        out[k] = hit
 
 
 def palm_kernel(height: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
@@ -515,48 +333,10 @@ def palm_kernel(height: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndar
     anything more than palm_m (metres) above the fingertips (heights in metres, NaN unseen);
     sampled every BODY_STEP_PX and at the edges."""
     out = np.zeros(len(x), np.bool_)
-    _palm_kernel(height, x, y, theta, _samples(half_length_px), _samples(half_width_px),
-                 palm_m, out)
+    DK.palm_hits_kernel(np.ascontiguousarray(height, np.float32), np.asarray(x, np.float64),
+                    np.asarray(y, np.float64), np.asarray(theta, np.float64),
+                    _samples(half_length_px), _samples(half_width_px), palm_m, out)
     return out
-
-
-@nb.njit(cache=True, parallel=True)
-def depth_kernel(image, height, footprint, xs, ys, ts, left, right, half_r, offsets, body_px,
-                 probe_px, palm_m, centre, out_body, out_h, out_undercut, out_lever):
-    """Per candidate: finger bodies over anything in image (the band from each open finger's
-    line end outwards by body_px, sampled every BODY_STEP_PX), or the palm over anything
-    between the open fingers higher than palm_m (metres) above them; where both contacts are
-    known, the lower side height the pads meet and the undercut beyond each side;
-    and the mass centre's distance from the grasp axis (pixels)."""
-    # the band is sampled every BODY_STEP_PX across and along (and at its edges): a thing
-    # thinner than that under a finger is not one the arm would stop on
-    n_lines = offsets.shape[0]
-    across = np.unique(np.append(np.arange(0, n_lines, BODY_STEP_PX), n_lines - 1))
-    along = np.append(np.arange(1.0, body_px, BODY_STEP_PX), body_px)
-    for k in nb.prange(xs.shape[0]):
-        c, s = np.cos(ts[k]), np.sin(ts[k])
-        hit = False
-        for i in across:
-            bx = xs[k] - offsets[i] * s
-            by = ys[k] + offsets[i] * c
-            for j in along:
-                d = half_r + j
-                if _hit(image, bx + d * c, by + d * s) or _hit(image, bx - d * c, by - d * s):
-                    hit = True
-                    break
-            if hit:
-                break
-        if not hit and palm_m == palm_m and palm_m < np.inf:
-            hit = _palm_hit(height, xs[k], ys[k], c, s, offsets, across, half_r, palm_m)
-        out_body[k] = hit
-        if left[k, 0] == left[k, 0] and right[k, 0] == right[k, 0]:
-            hl = _side_height(height, left[k, 0], left[k, 1], c, s, probe_px)
-            hr = _side_height(height, right[k, 0], right[k, 1], -c, -s, probe_px)
-            out_h[k] = min(hl, hr) if (hl == hl and hr == hr) else np.nan
-            out_undercut[k, 0] = _undercut(footprint, left[k, 0], left[k, 1], -c, -s, half_r)
-            out_undercut[k, 1] = _undercut(footprint, right[k, 0], right[k, 1], c, s, half_r)
-        if centre[0] == centre[0]:
-            out_lever[k] = abs(c * (centre[1] - ys[k]) - s * (centre[0] - xs[k]))
 
 
 def narrowest_width_m(target: np.ndarray, metres_per_px: float, n_angles: int = 90) -> float:

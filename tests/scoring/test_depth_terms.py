@@ -14,6 +14,7 @@ from scoring.shapes import ellipse, rectangle
 
 M = 0.001  # metres per pixel
 SHAPE = (240, 320)
+SCRATCH = (np.empty(32), np.empty(32))  # _side_lean's sample buffers
 # a 2F-85-like jaw at 1 mm/px: 22 mm fingers, 85 mm stroke
 PROJ = GripperProjection(22, 85, 11)
 JAW = JawLimits(stroke_m=0.085, finger_thickness_m=0.014, pad_length_m=0.035, force_n=40.0,
@@ -323,7 +324,7 @@ def test_the_side_lean_is_the_arcs_normal_at_the_fingertips_whatever_its_radius(
     section's widest point: the fitted lean is asin(rise / r) (0 at or under the widest
     point); a wall leans 0 (a side only a few millimetres high cannot be told from an arc's
     top: the contact-height term scores it). (The private kernel against its closed form.)"""
-    from scoring._physical import _side_lean  # private kernel, compared with its closed form
+    from scoring._depth_kernel import _side_lean  # private kernel, compared with its closed form
 
     offsets = np.arange(-5.0, 6.0)
     chord = math.sqrt(radius_px ** 2 - rise_px ** 2)
@@ -332,26 +333,26 @@ def test_the_side_lean_is_the_arcs_normal_at_the_fingertips_whatever_its_radius(
         x = col - 10
         if 0 <= x <= 2 * chord:
             h[:, col] = (math.sqrt(max(radius_px ** 2 - (chord - x) ** 2, 0)) - rise_px) * M
-    lean = _side_lean(h, 10.0, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M)
+    lean = _side_lean(h, 10.0, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M, *SCRATCH)
     want = max(0.0, math.asin(rise_px / radius_px))
     assert math.degrees(lean) == pytest.approx(math.degrees(want), abs=0.5)
     for wall_m in (0.012, 0.02, 0.05):
         h[:, 10:190] = wall_m
-        assert _side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M) == 0.0
+        assert _side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M, *SCRATCH) == 0.0
 
 
 def test_a_side_whose_heights_are_no_arc_gives_no_lean_from_its_profile():
     """Heights that jump about (a cluttered side, a hole) fit no arc: NaN (the undercut alone
     then says the lean); fewer than three heights seen: NaN."""
-    from scoring._physical import _side_lean  # private kernel
+    from scoring._depth_kernel import _side_lean  # private kernel
 
     offsets = np.arange(-5.0, 6.0)
     h = np.full((30, 60), np.nan, np.float32)
     h[:, 10:50] = np.where(np.arange(40) % 2, 0.02, 0.001)
-    assert math.isnan(_side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M))
+    assert math.isnan(_side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M, *SCRATCH))
     h[:] = np.nan
     h[:, 10:12] = 0.01
-    assert math.isnan(_side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M))
+    assert math.isnan(_side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M, *SCRATCH))
 
 
 @pytest.mark.parametrize("beyond_px", [1, 2, 6])
@@ -379,3 +380,33 @@ def test_where_the_heights_fit_no_arc_the_undercut_says_the_lean(beyond_px, lean
                           depth=DepthView(h, M, footprint=foot))
     assert (sc.contact_tilt_rad[0] > 0.1) == leans
     assert (sc.score_tilt[0] < 1.0) == leans
+
+
+@pytest.mark.parametrize("palm_width_m", [math.nan, 0.05])
+def test_each_candidates_depth_terms_are_its_own_whatever_batch_it_is_scored_in(palm_width_m):
+    # the depth kernel reads and writes a batch's evaluated candidates by index among the
+    # collided and missed ones: each candidate's terms (a wide palm's hits included) are the
+    # ones it gets scored alone, and a candidate not evaluated keeps no terms
+    bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
+    can = ellipse(SHAPE, (90.0, 120.0), 18, 25)
+    neighbour = rectangle(SHAPE, (150.0 + 34.0, 110.0), 30, 100)
+    image = bar | can | neighbour
+    h = np.where(neighbour, 0.08, np.where(bar, 0.02, np.where(can, 0.015, np.nan)))
+    view = DepthView(h.astype(np.float32), M, (150.0, 110.0), 0.3, image)
+    jaw = dataclasses.replace(JAW, palm_width_m=palm_width_m)
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(60, 220, 400), rng.uniform(70, 170, 400)
+    t = rng.uniform(0, math.pi, 400)
+    batch = score_candidates(image, x, y, t, PROJ, jaw=jaw, depth=view)
+    ev = np.flatnonzero(batch.evaluated)
+    assert 40 < ev.size < 360 and batch.body_collision[ev].any() and batch.score[ev].any()
+    fields = ("score", "body_collision", "contact_height_m", "contact_tilt_rad", "section_m",
+              "lever_m", "torque_ratio", "score_contact", "score_torque", "score_tilt")
+    for k in ev[::7]:
+        alone = score_candidates(image, x[k:k + 1], y[k:k + 1], t[k:k + 1], PROJ, jaw=jaw,
+                                 depth=view)
+        for name in fields:
+            np.testing.assert_array_equal(getattr(batch, name)[k], getattr(alone, name)[0],
+                                          err_msg=f"{name} of candidate {k}")
+    rest = np.setdiff1d(np.arange(400), ev)
+    assert not batch.body_collision[rest].any() and np.isnan(batch.contact_height_m[rest]).all()

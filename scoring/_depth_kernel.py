@@ -1,0 +1,337 @@
+"""The batched Numba kernel of the depth terms (``_physical``): one pass per candidate.
+
+Only arithmetic lives here; the jaw, the view and the thresholds reach the kernel as a
+float64 vector indexed by the named constants below (``prm[Q_STROKE_M]``), filled by
+``_physical.physical_terms``, which names the terms and says what each one means. The kernel
+reads the candidates it is given by index (``idx``) from the search's own arrays and writes
+each term into the output arrays at that index: no gather of a batch's evaluated candidates
+before it, no scatter after it, and no array allocated per candidate (the profile fit's
+samples live in a scratch row per chunk of candidates, as the score kernel's do).
+
+Every value is the one the former numpy glue gave (float64 arithmetic in the same order,
+float32 outputs); ``error_model="numpy"``: a division by zero gives inf or NaN as numpy's
+does, not an exception.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+CHUNK = 256  # candidates per scratch row: prange runs over chunks
+# the finger bodies' band and the palm's are sampled every BODY_STEP_PX across and along (and
+# at their edges): a thing thinner than that under a finger is not one the arm would stop on
+BODY_STEP_PX = 2
+
+# prm : (N_PARAMS,) float64 (lengths in pixels or metres as named)
+Q_HALF_R = 0             # half the open width, px
+Q_BODY_PX = 1            # a finger body's depth behind its pad plus the margin, px
+Q_PROBE_PX = 2           # the side's height is read this far in from a contact, px
+Q_PALM_M = 3             # anything this high above the fingertips under the palm lands on it (inf: none)
+Q_M_PER_PX = 4           # metres per pixel
+Q_PAD_LENGTH_M = 5       # contact heights are capped at the pad's length
+Q_MIN_CONTACT_M = 6      # contact height scoring 0
+Q_CONTACT_SPAN_M = 7     # full_contact_m - min_contact_m
+Q_ABOVE_WIDEST_M = 8     # an undercut beyond this puts the contact above the widest section
+Q_STROKE_M = 9           # the jaw's stroke
+Q_TILT_HI_RAD = 10       # atan(μ) - tilt_margin_zero_rad: a lean scoring 0
+Q_TILT_SPAN_RAD = 11     # max(tilt_margin_full - tilt_margin_zero, 1e-9)
+Q_WEIGHT_N = 12          # the object's weight M g (NaN: unknown mass, no torque term)
+Q_TAU_PER_M_NM = 13      # 2 μ F: the pads' torsional friction per metre of mean patch radius
+Q_HALF_PAD_WIDTH_M = 14  # half the pad's width across the closing direction
+Q_PROFILE_PX = 15        # the tilt profile is read this far in from each contact, px
+Q_FIT_TOL_PX = 16        # a profile further than this (RMS, px) from an arc is no rounded side
+Q_CENTRE_COL = 17        # the mass centre, px (NaN: unknown)
+Q_CENTRE_ROW = 18
+N_PARAMS = 19
+
+
+@nb.njit(cache=True, inline="always")
+def _hit(image, px, py) -> bool:
+    """Whether pixel (px, py) (rounded) is inside image and set."""
+    c = int(np.floor(px + 0.5))
+    r = int(np.floor(py + 0.5))
+    return 0 <= r < image.shape[0] and 0 <= c < image.shape[1] and image[r, c] != 0
+
+
+@nb.njit(cache=True, inline="always")
+def _side_height(height, cx, cy, ux, uy, probe_px):
+    """The highest surface within probe_px inwards of contact (cx, cy) along (ux, uy);
+    NaN where unseen."""
+    best = -np.inf
+    n = max(1, int(probe_px))
+    for k in range(n + 1):
+        c = int(np.floor(cx + k * ux + 0.5))
+        r = int(np.floor(cy + k * uy + 0.5))
+        if 0 <= r < height.shape[0] and 0 <= c < height.shape[1]:
+            v = height[r, c]
+            if v == v:
+                best = max(best, v)
+    return best if best > -np.inf else np.nan
+
+
+@nb.njit(cache=True, inline="always")
+def _undercut(footprint, cx, cy, ux, uy, limit_px):
+    """How far (pixels) the object's whole footprint runs on outwards from contact (cx, cy)
+    along (ux, uy): the part of it under the fingertip plane that the pad cannot reach."""
+    for k in range(1, int(limit_px) + 1):
+        if not _hit(footprint, cx + k * ux, cy + k * uy):
+            return k - 1.0
+    return limit_px
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
+    """Radians: how far the normal of the side met at contact (cx, cy) leans out of the
+    horizontal, from the heights (metres above the fingertips' plane) seen inwards along
+    (ux, uy) for up to n_px pixels, each distance's heights averaged over the grasp lines
+    (offsets across the finger, pixels; one line's depth is too noisy). A circular arc
+    through the contact whose centre lies a inwards and t under the plane rises as
+    z(x) = sqrt(t² + 2 a x - x²) - t, so 2 a x - 2 t z = x² + z²: (a, t) is its
+    least-squares fit (any radius: a lying can's section or a banana's rounded corner), and
+    the normal at the contact leans by atan(t / a). 0 when t <= 0 (a wall: the fit puts the
+    centre above the plane; or a pinch at or under the widest point); NaN with fewer than 3
+    distances seen, a centre not inwards, or an arc further than tol_px (RMS) from the
+    heights: not a rounded side. xs, zs : scratch of at least int(n_px) entries (the
+    samples, for the fit's error)."""
+    n = int(n_px)
+    sxx = sxz = szz = bx = bz = 0.0
+    k_n = 0
+    for k in range(1, n + 1):
+        total = 0.0
+        seen = 0
+        for off in offsets:
+            col = int(np.floor(cx + k * ux - off * uy + 0.5))
+            row = int(np.floor(cy + k * uy + off * ux + 0.5))
+            if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
+                v = height[row, col]
+                if v == v:
+                    total += v
+                    seen += 1
+        if seen == 0:
+            continue
+        x, z = float(k), total / seen / m
+        xs[k_n], zs[k_n] = x, z
+        k_n += 1
+        sxx += x * x
+        sxz += x * z
+        szz += z * z
+        bx += x * (x * x + z * z)
+        bz += z * (x * x + z * z)
+    if k_n < 3:
+        return np.nan
+    # normal equations of [2x, -2z] (a, t) = x² + z²
+    det = sxx * szz - sxz * sxz
+    if det <= 1e-12:
+        return np.nan
+    a = (szz * bx - sxz * bz) / (2.0 * det)
+    t = (sxz * bx - sxx * bz) / (2.0 * det)
+    if not a > 0.0:
+        return np.nan
+    err = 0.0
+    for i in range(k_n):
+        q = t * t + 2.0 * a * xs[i] - xs[i] * xs[i]
+        d = zs[i] - (np.sqrt(max(q, 0.0)) - t)
+        err += d * d
+    if np.sqrt(err / k_n) > tol_px:
+        return np.nan
+    return np.arctan2(t, a) if t > 0.0 else 0.0
+
+
+@nb.njit(cache=True, inline="always")
+def _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m):
+    """Whether anything between the open fingers of candidate (x, y, cos θ, sin θ) (the
+    band of the grasp lines, sampled every BODY_STEP_PX) stands more than palm_m above the
+    fingertips (heights in metres, NaN where nothing is seen)."""
+    n = int(half_r)
+    for i in across:
+        bx = x - offsets[i] * s
+        by = y + offsets[i] * c
+        for j in range(-n, n + 1, BODY_STEP_PX):
+            col = int(np.floor(bx + j * c + 0.5))
+            row = int(np.floor(by + j * s + 0.5))
+            if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
+                if height[row, col] > palm_m:  # NaN compares False
+                    return True
+    return False
+
+
+@nb.njit(cache=True, inline="always")
+def _bodies_land(image, height, x, y, c, s, offsets, across, along, half_r, palm_m):
+    """Whether a finger body (the band from each open finger's line end outwards, sampled at
+    across x along) lands on anything in image, or the palm on anything between the open
+    fingers higher than palm_m (metres) above them."""
+    for i in across:
+        bx = x - offsets[i] * s
+        by = y + offsets[i] * c
+        for j in along:
+            d = half_r + j
+            if _hit(image, bx + d * c, by + d * s) or _hit(image, bx - d * c, by - d * s):
+                return True
+    if palm_m == palm_m and palm_m < np.inf:
+        return _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m)
+    return False
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _patch_radius(height_m, half_width_m):
+    """The mean distance from its centre of a height_m x 2 half_width_m rectangle (metres;
+    NaN where the height is not positive or unknown): ``_physical.mean_patch_radius_m``."""
+    p = 0.5 * height_m
+    if not p > 0.0:
+        return np.nan
+    q = half_width_m
+    d = math.hypot(p, q)
+    return ((2.0 * p * q * d + math.pow(p, 3.0) * math.log((q + d) / p)
+             + math.pow(q, 3.0) * math.log((p + d) / q)) / (6.0 * p * q))
+
+
+@nb.njit(cache=True, inline="always")
+def _clip01(v):
+    """v clipped to [0, 1]; NaN stays NaN (as numpy's clip)."""
+    return v if v != v else min(max(v, 0.0), 1.0)
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def _tilt(width, undercut, profile):
+    """Radians, the contact normals' lean: 0 where the side's heights rise as a wall (profile
+    0), else the larger of the profile's lean and the undercut's (the side read as a circular
+    section whose half-chord at the contact is half the width and whose radius runs on by the
+    undercut, acos(c / (c + u))), as numpy's fmax takes it: a NaN loses to a number."""
+    if profile == 0.0:
+        return 0.0
+    half = 0.5 * width
+    q = half / (half + undercut) if half + undercut != 0.0 else np.nan  # 0 / 0, as numpy
+    under = math.acos(min(max(q, -1.0), 1.0)) if q == q else np.nan
+    if profile != profile:
+        return under
+    return profile if under != under else max(under, profile)
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def _torque_ratio(prm, lever_m, height_m):
+    """τ_g / τ_max = M g d / (2 μ F r̄), r̄ the mean radius of the pad's overlap with the side
+    (height_m x the pad's width); 0 for an unknown mass, NaN without a lever or a height."""
+    if prm[Q_WEIGHT_N] != prm[Q_WEIGHT_N]:
+        return 0.0
+    return prm[Q_WEIGHT_N] * lever_m / (prm[Q_TAU_PER_M_NM]
+                                        * _patch_radius(height_m, prm[Q_HALF_PAD_WIDTH_M]))
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def _one(image, height, footprint, x, y, theta, lcol, lrow, rcol, rrow, width, offsets,
+         across, along, lines, prm, palm_hit, xs, zs):
+    """The depth terms of one candidate (see depth_terms_kernel): body, contact height,
+    tilt, section, lever, torque ratio, and the contact, torque and tilt factors and their
+    product."""
+    half_r = prm[Q_HALF_R]
+    m = prm[Q_M_PER_PX]
+    c, s = np.cos(theta), np.sin(theta)
+    body = palm_hit or _bodies_land(image, height, x, y, c, s, offsets, across, along, half_r,
+                                   prm[Q_PALM_M])
+    h = np.nan
+    u_l = u_r = np.nan  # the undercut beyond the left and the right contact, px
+    have = lcol == lcol and rcol == rcol
+    if have:
+        hl = _side_height(height, lcol, lrow, c, s, prm[Q_PROBE_PX])
+        hr = _side_height(height, rcol, rrow, -c, -s, prm[Q_PROBE_PX])
+        h = min(hl, hr) if (hl == hl and hr == hr) else np.nan
+        u_l = _undercut(footprint, lcol, lrow, -c, -s, half_r)
+        u_r = _undercut(footprint, rcol, rrow, c, s, half_r)
+    lever = np.nan
+    if prm[Q_CENTRE_COL] == prm[Q_CENTRE_COL]:
+        lever = abs(c * (prm[Q_CENTRE_ROW] - y) - s * (prm[Q_CENTRE_COL] - x)) * m
+    if h == h:
+        h = min(h, prm[Q_PAD_LENGTH_M])
+    s_c = _clip01((h - prm[Q_MIN_CONTACT_M]) / prm[Q_CONTACT_SPAN_M])
+    if not np.isfinite(s_c):
+        s_c = 0.0
+    u_max = max(u_l, u_r) if (u_l == u_l and u_r == u_r) else np.nan
+    undercut = u_max if u_max * m > prm[Q_ABOVE_WIDEST_M] else 0.0
+    profile = np.nan
+    if have and width == width and width > 0:
+        n = min(prm[Q_PROFILE_PX], 0.5 * width)  # not past the grasp's middle
+        ll = _side_lean(height, lcol, lrow, c, s, lines, n, prm[Q_FIT_TOL_PX], m, xs, zs)
+        lr = _side_lean(height, rcol, rrow, -c, -s, lines, n, prm[Q_FIT_TOL_PX], m, xs, zs)
+        profile = lr if not (ll == ll) or lr > ll else ll
+    tilt = _tilt(width, undercut, profile)
+    section = (width + (u_l + u_r)) * m
+    wedge = section > prm[Q_STROKE_M] and u_max * m > prm[Q_ABOVE_WIDEST_M]
+    s_tilt = _clip01((prm[Q_TILT_HI_RAD] - tilt) / prm[Q_TILT_SPAN_RAD])
+    if not np.isfinite(s_tilt):
+        s_tilt = 1.0
+    if wedge:
+        s_tilt = 0.0
+    ratio = _torque_ratio(prm, lever, h)
+    s_t = _clip01(1.0 - ratio)
+    if not np.isfinite(s_t):
+        s_t = 1.0  # no contact height or lever known: no torque term
+    factor = 0.0 if body else s_c * s_t * s_tilt
+    return body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, factor
+
+
+@nb.njit(cache=True, parallel=True, error_model="numpy")
+def depth_terms_kernel(image, height, footprint, idx, xs, ys, ts, lcol, lrow, rcol, rrow,
+                       width, offsets, across, along, lines, prm, palm, scratch, tan,
+                       out_body, out_h, out_tilt, out_section, out_lever, out_ratio, out_sc,
+                       out_st, out_stilt, out_score):
+    """The depth terms of candidates idx (indices into every per-candidate array).
+
+    image : (H, W) uint8, anything the fingers meet; height : (H, W) float32 metres above the
+    fingertips (NaN unseen); footprint : (H, W) uint8, the target's whole footprint (1 x 1
+    zero: none); xs, ys, ts : float64 px, px, rad; lcol, lrow, rcol, rrow : float32 the
+    primary contacts' pixels (NaN: none); width : float32 px between the contacts; offsets :
+    (n,) float64 grasp-line offsets px; across (int64 line indices) x along (float64 px
+    beyond the open finger) : the finger bodies' samples; lines : the offsets the tilt profile
+    averages; prm : the Q_* parameters; palm : (len(idx),) bool, a wide palm's hits
+    (palm_hits_kernel) in idx's order, or empty; scratch : (chunks, 2, >= int(prm[Q_PROFILE_PX])
+    + 1) float64; tan : float32 Tan's score. Writes at each index: out_body (bool: a body or
+    the palm lands), the contact height, tilt, section and lever (metres, rad), the torque
+    ratio, the three factors and out_score = tan x their product (0 on a body collision), all
+    float32.
+    """
+    n = idx.shape[0]
+    wide = palm.shape[0] > 0
+    for ch in nb.prange(scratch.shape[0]):
+        xs_buf = scratch[ch, 0]
+        zs_buf = scratch[ch, 1]
+        for k in range(ch * CHUNK, min((ch + 1) * CHUNK, n)):
+            i = idx[k]
+            body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, factor = _one(
+                image, height, footprint, xs[i], ys[i], ts[i], float(lcol[i]), float(lrow[i]),
+                float(rcol[i]), float(rrow[i]), float(width[i]), offsets, across, along, lines,
+                prm, wide and palm[k], xs_buf, zs_buf)
+            out_body[i] = body
+            out_h[i] = h
+            out_tilt[i] = tilt
+            out_section[i] = section
+            out_lever[i] = lever
+            out_ratio[i] = ratio
+            out_sc[i] = s_c
+            out_st[i] = s_t
+            out_stilt[i] = s_tilt
+            # a product of two float32 values is exact in float64: one rounding, as numpy's
+            out_score[i] = np.float32(float(tan[i]) * float(np.float32(factor)))
+
+
+@nb.njit(cache=True, parallel=True)
+def palm_hits_kernel(height, xs, ys, ts, along, across, palm_m, out):
+    """Per candidate: whether anything in the palm's footprint (offsets along the closing
+    direction and across it, pixels) stands more than palm_m above the fingertips."""
+    for k in nb.prange(xs.shape[0]):
+        c, s = np.cos(ts[k]), np.sin(ts[k])
+        hit = False
+        for a in across:
+            bx = xs[k] - a * s
+            by = ys[k] + a * c
+            for j in along:
+                col = int(np.floor(bx + j * c + 0.5))
+                row = int(np.floor(by + j * s + 0.5))
+                if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
+                    if height[row, col] > palm_m:  # NaN compares False
+                        hit = True
+                        break
+            if hit:
+                break
+        out[k] = hit
