@@ -133,7 +133,7 @@ def _fill_sensor_holes(mask: np.ndarray, valid: np.ndarray, box: tuple[int, int,
     claim_holes(m, ok, max_px, claim)
     m |= claim
     # Enclosed holes: flood the outside from a zero border; what stays unreached is inside.
-    padded = np.pad(m.view(np.uint8), 1)
+    padded = cv2.copyMakeBorder(m.view(np.uint8), 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
     cv2.floodFill(padded, None, (0, 0), 1)
     m |= (padded[1:-1, 1:-1] == 0) & ~ok
 

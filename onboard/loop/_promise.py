@@ -52,7 +52,7 @@ def promises(frame: RGBDFrame, masks: list[ObjectMask], targets: list[int]) -> l
         if pixels < 3 or depth.size == 0:
             out.append(Promise(i, math.inf, 0.0, pixels))
             continue
-        m_per_px = float(np.median(depth)) / frame.intrinsics.fx
+        m_per_px = _median(depth) / frame.intrinsics.fx
         # the outline's points give the mask's minimum-area rectangle as well as all of them
         outline, _ = cv2.findContours(sub.view(np.uint8), cv2.RETR_EXTERNAL,
                                       cv2.CHAIN_APPROX_SIMPLE)
@@ -68,6 +68,16 @@ def promise_order(frame: RGBDFrame, masks: list[ObjectMask], targets: list[int],
     """The target indices, most promising first (Promise.key); ties keep the masks' order."""
     return [p.index for p in sorted(promises(frame, masks, targets),
                                     key=lambda p: p.key(stroke_m))]
+
+
+def _median(values: np.ndarray) -> float:
+    """np.median of a 1-D array, by one partition (numpy's wrapper costs as much again as
+    the partition on a mask's few thousand readings)."""
+    k = values.size // 2
+    if values.size % 2:
+        return float(np.partition(values, k)[k])
+    part = np.partition(values, (k - 1, k))
+    return float(np.mean(part[k - 1:k + 1]))
 
 
 def _box_gap(a: tuple, b: tuple) -> float:
