@@ -34,6 +34,7 @@ width exceeds the stroke, or whose weight exceeds the pads' friction 2 μ F.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -253,22 +254,32 @@ def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, tan_score: np.ndar
         half_wid = max((0.5 * jaw.palm_width_m - PALM_OUTLINE_BIAS_M) / m,
                        float(np.max(np.abs(offsets))))
         palm = palm_kernel(view.height32, x[idx], y[idx], theta[idx], half_len, half_wid, palm_m)
-    n_lines = offsets.shape[0]
-    across = np.unique(np.append(np.arange(0, n_lines, BODY_STEP_PX), n_lines - 1))
-    along = np.append(np.arange(1.0, body_px, BODY_STEP_PX), body_px)
-    # the tilt profile averages every other grasp line and the outer ones: as good an
-    # average across the finger as all of them, half the reads
-    lines = np.unique(np.append(offsets[::BODY_STEP_PX], offsets[-1:]))
+    across, along, lines = _sample_lines(tuple(offsets), body_px)
     prm = _kernel_params(jaw, view, params, half_r, body_px, math.inf if wide_palm else palm_m)
     scratch = np.empty((max(1, -(-idx.size // DK.CHUNK)), 2, int(prm[DK.Q_PROFILE_PX]) + 1))
     f32 = lambda a: np.ascontiguousarray(a, np.float32)  # noqa: E731
     DK.depth_terms_kernel(np.ascontiguousarray(image, np.uint8), view.height32, view.footprint8,
                           idx, x, y, theta, f32(contact_left[0]), f32(contact_left[1]),
                           f32(contact_right[0]), f32(contact_right[1]), f32(width_px), offsets,
-                          across.astype(np.int64), along, lines, prm, palm, scratch,
+                          across, along, lines, prm, palm, scratch,
                           f32(tan_score), out.body_collision, out.contact_height_m,
                           out.contact_tilt_rad, out.section_m, out.lever_m, out.torque_ratio,
                           out.score_contact, out.score_torque, out.score_tilt, out.factor)
+
+
+@functools.lru_cache(maxsize=64)
+def _sample_lines(offsets: tuple[float, ...], body_px: float) -> tuple[np.ndarray, ...]:
+    """The depth kernel's samples for grasp lines at offsets (px) and finger bodies body_px
+    deep: the lines (int64 indices) and the distances beyond the open finger (px) the bodies
+    are read at, and the line offsets the tilt profile averages. Made once per gripper (a
+    search calls the kernel for every batch)."""
+    n_lines = len(offsets)
+    across = np.unique(np.append(np.arange(0, n_lines, BODY_STEP_PX), n_lines - 1))
+    along = np.append(np.arange(1.0, body_px, BODY_STEP_PX), body_px)
+    # the tilt profile averages every other grasp line and the outer ones: as good an
+    # average across the finger as all of them, half the reads
+    lines = np.unique(np.append(np.asarray(offsets[::BODY_STEP_PX]), offsets[-1:]))
+    return across.astype(np.int64), along, lines  # shared by every call: never written
 
 
 def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r: float,
