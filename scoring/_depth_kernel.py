@@ -19,7 +19,6 @@ import math
 import numba as nb
 import numpy as np
 
-CHUNK = 256  # candidates per scratch row: prange runs over chunks
 # the finger bodies' band and the palm's are sampled every BODY_STEP_PX across and along (and
 # at their edges): a thing thinner than that under a finger is not one the arm would stop on
 BODY_STEP_PX = 2
@@ -286,17 +285,18 @@ def depth_terms_kernel(image, height, footprint, idx, xs, ys, ts, lcol, lrow, rc
     beyond the open finger) : the finger bodies' samples; lines : the offsets the tilt profile
     averages; prm : the Q_* parameters; palm : (len(idx),) bool, a wide palm's hits
     (palm_hits_kernel) in idx's order, or empty; scratch : (chunks, 2, >= int(prm[Q_PROFILE_PX])
-    + 1) float64; tan : float32 Tan's score. Writes at each index: out_body (bool: a body or
+    + 1) float64, one row per chunk of candidates (prange runs over chunks); tan : float32 Tan's score. Writes at each index: out_body (bool: a body or
     the palm lands), the contact height, tilt, section and lever (metres, rad), the torque
     ratio, the three factors and out_score = tan x their product (0 on a body collision), all
     float32.
     """
     n = idx.shape[0]
     wide = palm.shape[0] > 0
+    chunk = (n + scratch.shape[0] - 1) // scratch.shape[0]
     for ch in nb.prange(scratch.shape[0]):
         xs_buf = scratch[ch, 0]
         zs_buf = scratch[ch, 1]
-        for k in range(ch * CHUNK, min((ch + 1) * CHUNK, n)):
+        for k in range(ch * chunk, min((ch + 1) * chunk, n)):
             i = idx[k]
             body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, factor = _one(
                 image, height, footprint, xs[i], ys[i], ts[i], float(lcol[i]), float(lrow[i]),

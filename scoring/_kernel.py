@@ -29,7 +29,15 @@ import math
 import numba as nb
 import numpy as np
 
-CHUNK = 256  # candidates per scratch row; prange runs over chunks so nothing is allocated per candidate
+CHUNK = 256  # candidates per scratch row at most; prange runs over chunks so nothing is allocated per candidate
+
+
+def chunk_count(n: int) -> int:
+    """How many chunks a parallel kernel splits n candidates into: CHUNK each at most, and
+    at least one per Numba thread (a search's batches of 250-500 candidates in chunks of
+    CHUNK kept one of two threads idle)."""
+    return max(1, min(n, max(-(-n // CHUNK), nb.get_num_threads())))
+
 
 # prm : (N_PARAMS,) float64, the measure's parameters (MeasureParams; angles rad, lengths px)
 P_D_T_THRESHOLD = 0      # D_t scoring 0
@@ -447,15 +455,16 @@ def score_kernel(sil, blur, nang, xs, ys, thetas, dw, w, r, step, prm, scratch, 
     boundary normal angles, rad (NaN elsewhere); xs, ys, thetas : (N,) float64 pixels /
     radians; dw : (n,) float64 line offsets, px; w, r : finger width and open width, px; step :
     coarse search step, px; prm : (N_PARAMS,) float64, the P_* parameters; scratch :
-    (ceil(N / CHUNK), N_SCRATCH, n) float64; outf : (N_FLOAT_OUT, N) float32, the F_* rows;
+    (chunk_count(N), N_SCRATCH, n) float64, one row per chunk of candidates; outf : (N_FLOAT_OUT, N) float32, the F_* rows;
     outb : (N_BOOL_OUT, N) bool, the B_* rows.
     """
     n_cand = xs.shape[0]
     n_chunks = scratch.shape[0]
+    chunk = (n_cand + n_chunks - 1) // n_chunks
     for ch in nb.prange(n_chunks):
         rows = scratch[ch]
-        stop = min((ch + 1) * CHUNK, n_cand)
-        for k in range(ch * CHUNK, stop):
+        stop = min((ch + 1) * chunk, n_cand)
+        for k in range(ch * chunk, stop):
             _score_one(sil, blur, nang, xs[k], ys[k], thetas[k], dw, w, r, step, prm,
                        rows, outf, outb, k)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._checks import check_coordinates, check_silhouette
 from . import _kernel as K
-from ._kernel import CHUNK, grpv_kernel, score_kernel
+from ._kernel import chunk_count, grpv_kernel, score_kernel
 from ._blur import smoothed_silhouette
 from ._normals import normal_field
 from ._physical import DepthParams, DepthView, JawLimits, PhysicalTerms, write_physical_terms
@@ -158,8 +158,7 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
     n_cand = xs.shape[0]
     dw = projection.line_offsets_px()
     r = float(projection.open_width_px)
-    n_chunks = max(1, -(-n_cand // CHUNK))
-    scratch = np.empty((n_chunks, K.N_SCRATCH, dw.shape[0]), dtype=np.float64)
+    scratch = np.empty((chunk_count(n_cand), K.N_SCRATCH, dw.shape[0]), dtype=np.float64)
     outf = np.empty((K.N_FLOAT_OUT, n_cand), dtype=np.float32)
     outb = np.empty((K.N_BOOL_OUT, n_cand), dtype=np.bool_)
     if n_cand:

@@ -45,6 +45,7 @@ import numpy as np
 from . import _depth_kernel as DK
 from ._checks import check_positive
 from ._depth_kernel import BODY_STEP_PX
+from ._kernel import chunk_count
 
 G = 9.81  # m/s²
 # the depth silhouette's outline runs up to two camera pixels (about 2.5 mm at 0.7 m) wide of
@@ -256,7 +257,7 @@ def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, tan_score: np.ndar
         palm = palm_kernel(view.height32, x[idx], y[idx], theta[idx], half_len, half_wid, palm_m)
     across, along, lines = _sample_lines(tuple(offsets), body_px)
     prm = _kernel_params(jaw, view, params, half_r, body_px, math.inf if wide_palm else palm_m)
-    scratch = np.empty((max(1, -(-idx.size // DK.CHUNK)), 2, int(prm[DK.Q_PROFILE_PX]) + 1))
+    scratch = np.empty((chunk_count(idx.size), 2, int(prm[DK.Q_PROFILE_PX]) + 1))
     f32 = lambda a: np.ascontiguousarray(a, np.float32)  # noqa: E731
     DK.depth_terms_kernel(np.ascontiguousarray(image, np.uint8), view.height32, view.footprint8,
                           idx, x, y, theta, f32(contact_left[0]), f32(contact_left[1]),
