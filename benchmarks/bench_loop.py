@@ -61,7 +61,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import cv2
 import numba
 import numpy as np
 
@@ -116,11 +115,13 @@ class NamedSegmenter(Segmenter):
         for m in masks:
             # within the mask's box: a learned segmenter's labels cost nothing extra, so
             # this stand-in for them should cost little inside the timed segment stage
-            c0, r0, w, h = cv2.boundingRect(m.mask.view(np.uint8))
+            c0, r0, w, h = m.box_px
             under = ids[r0:r0 + h, c0:c0 + w][m.mask[r0:r0 + h, c0:c0 + w]]
             under = under[(under > 0) & (under <= len(self.names))]
-            label = self.names[int(np.bincount(under).argmax()) - 1] if under.size else None
-            out.append(dataclasses.replace(m, label=label))
+            # the inner segmenter's own fresh masks: labelled in place (a copy would lose
+            # their box, which the promise order reads next)
+            m.label = self.names[int(np.bincount(under).argmax()) - 1] if under.size else None
+            out.append(m)
         return out
 
 

@@ -289,5 +289,8 @@ class TabletopSegmenter(Segmenter):
             _fill_sensor_holes(mask, valid, box, claim)
             crop = mask[box[0]:box[1], box[2]:box[3]]
             conf = np.count_nonzero(crop & valid[box[0]:box[1], box[2]:box[3]]) / np.count_nonzero(crop)
-            out.append(ObjectMask(mask=mask, label=None, confidence=conf, backend=self.name))
+            obj = ObjectMask(mask=mask, label=None, confidence=conf, backend=self.name)
+            c0, r0, bw, bh = cv2.boundingRect(crop.view(np.uint8))  # the box, from the crop
+            obj.box_px = (box[2] + int(c0), box[0] + int(r0), int(bw), int(bh))
+            out.append(obj)
         return out

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
+import cv2
 import numpy as np
 
 from scoring import DepthParams, DepthView, GripperProjection, check_pose, check_positive
@@ -26,9 +28,10 @@ def check_mask(mask: object, name: str, shape: tuple[int, int] | None = None) ->
 class ObjectMask:
     """One object found in a frame.
 
-    mask : (H, W) bool, the object's pixels in the frame's image. label : class name, or None
-    for class-agnostic backends. confidence : in [0, 1], the backend's own measure (documented
-    by each backend). backend : name of the backend that produced it ("tabletop", ...).
+    mask : (H, W) bool, the object's pixels in the frame's image, not changed in place once
+    the ObjectMask is made (box_px is computed once). label : class name, or None for
+    class-agnostic backends. confidence : in [0, 1], the backend's own measure (documented by
+    each backend). backend : name of the backend that produced it ("tabletop", ...).
     """
 
     mask: np.ndarray
@@ -47,6 +50,15 @@ class ObjectMask:
     def area_px(self) -> int:
         """Number of pixels in the mask."""
         return int(np.count_nonzero(self.mask))
+
+    @cached_property
+    def box_px(self) -> tuple[int, int, int, int]:
+        """(column, row, width, height) of the mask's bounding box, pixels (cv2.boundingRect;
+        zero width and height for an empty mask). Computed on first use, once: the stages
+        after segmentation read it several times a frame, and each computing it was a pass
+        over the whole frame. A segmenter that knows it may set it."""
+        c0, r0, w, h = cv2.boundingRect(self.mask.view(np.uint8))
+        return int(c0), int(r0), int(w), int(h)
 
 
 @dataclass(frozen=True)

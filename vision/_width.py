@@ -52,7 +52,8 @@ def seen_width(frame: RGBDFrame, mask: np.ndarray | ObjectMask, sil: Silhouette)
     # within the mask's box grown by a pixel (the 3 x 3 count below sees its border as 0,
     # as it sees the frame's 0s): the same pixels in the same order as over the whole frame,
     # at a fraction of the cost
-    c0, r0, bw, bh = cv2.boundingRect(m.view(np.uint8))
+    c0, r0, bw, bh = mask.box_px if isinstance(mask, ObjectMask) else \
+        cv2.boundingRect(m.view(np.uint8))
     r0, c0 = max(r0 - 1, 0), max(c0 - 1, 0)
     r1, c1 = min(r0 + bh + 2, m.shape[0]), min(c0 + bw + 2, m.shape[1])
     m, depth = m[r0:r1, c0:c1], frame.depth_m[r0:r1, c0:c1]

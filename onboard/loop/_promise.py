@@ -40,7 +40,7 @@ class Promise:
 
 def promises(frame: RGBDFrame, masks: list[ObjectMask], targets: list[int]) -> list[Promise]:
     """The cues of each target mask (frame's intrinsics; depth in metres)."""
-    boxes = [cv2.boundingRect(m.mask.view(np.uint8)) for m in masks]
+    boxes = [m.box_px for m in masks]
     out = []
     for i in targets:
         # within the mask's box only: a whole-frame pass per mask costs more than the rest

@@ -53,6 +53,12 @@ def test_every_object_is_found_with_its_true_mask(camera, seed):
     # largest first, by the area the pixels cover in metres², not their count
     areas = [float(np.sum(frame.depth_m[o.mask & (frame.depth_m > 0)] ** 2)) for o in found]
     assert areas == sorted(areas, reverse=True)
+    # the box each mask comes with (the segmenter's, from its crop) is the mask's own
+    for o in found:
+        rows, cols = np.nonzero(o.mask)
+        assert o.box_px == (cols.min(), rows.min(), cols.max() - cols.min() + 1,
+                            rows.max() - rows.min() + 1)
+        assert ObjectMask(o.mask, None, 1.0, "copy").box_px == o.box_px  # computed alike
 
 
 @pytest.mark.parametrize("camera", [DOWN, OBLIQUE], ids=["straight-down", "oblique"])
