@@ -13,16 +13,28 @@ latter's stated uncertainty. A mask over more than one object, or over a piece o
 left out (a segmentation error, not a width error).
 
     .venv/bin/python -m benchmarks.bench_width --tables 30 [--ycb ../shared/data/ycb]
+        [--no-noise | --without edge_band|grazing|disparity|dropout]
+
+``--without PART`` turns one part of the simulated D400's errors off (drivers.camera.DepthNoise:
+the band of holes beside depth steps, the holes where a surface is seen at a grazing angle,
+the stereo matching's disparity error, the random dropout), the rest as it is: the same
+tables (same seed) with and without it attribute the width's bias to that part.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 INSERTION_M = 0.02   # the cell file's scoring.insertion_depth_m
+# --without PART: the DepthNoise fields that turn that part of the D400's errors off
+NOISE_PARTS = {"edge_band": {"edge_drop": 0.0}, "grazing": {"max_incidence_rad": math.pi / 2},
+               "disparity": {"subpixel_px": 0.0}, "dropout": {"dropout": 0.0}}
+NOISE_PART_NAMES = {"edge_band": "the holes beside depth steps", "grazing": "the holes at grazing "
+                    "angles", "disparity": "the disparity error", "dropout": "the random dropout"}
 CLEARANCE_M = 0.005  # scoring.clearance_m
 
 
@@ -88,9 +100,10 @@ class WidthSample:
 
 
 def measure(tables: int, seed: int, ycb: str | None, image: tuple[int, int],
-            depth_noise: bool = True) -> list[WidthSample]:
+            depth_noise: object = True) -> list[WidthSample]:
     """Widths of every object on ``tables`` fresh tables of the simulated cell (a mask over
-    more than one object, or mostly not over one, is left out)."""
+    more than one object, or mostly not over one, is left out); depth_noise as
+    SimCellSettings.depth_noise (True, False or a drivers.camera.DepthNoise)."""
     from tqdm import tqdm
 
     from offline_sim.cell import SimCell, SimCellSettings
@@ -161,15 +174,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ycb", default=None, help="YCB folder (../shared/data/ycb)")
     p.add_argument("--image", default="640x480", help="camera size, WxH")
-    p.add_argument("--no-noise", action="store_true", help="exact depth (no D400 noise)")
+    noise = p.add_mutually_exclusive_group()
+    noise.add_argument("--no-noise", action="store_true", help="exact depth (no D400 noise)")
+    noise.add_argument("--without", choices=sorted(NOISE_PARTS),
+                       help="one part of the D400's errors off, the rest on")
     args = p.parse_args(argv)
     image = tuple(int(v) for v in args.image.lower().split("x"))
-    samples = measure(args.tables, args.seed, args.ycb, image, depth_noise=not args.no_noise)
+    depth_noise: object = not args.no_noise
+    if args.without:
+        from drivers.camera import DepthNoise
+
+        depth_noise = DepthNoise(**NOISE_PARTS[args.without])
+    samples = measure(args.tables, args.seed, args.ycb, image, depth_noise=depth_noise)
     from vision import WIDTH_UNCERTAINTY_PX
 
-    print(f"# narrowest width as seen, simulated D400 {args.image}"
-          f"{' without noise' if args.no_noise else ''}, {args.tables} tables, seed {args.seed}; "
-          f"uncertainty {WIDTH_UNCERTAINTY_PX:g} camera pixels\n")
+    how = " without noise" if args.no_noise else \
+        (f" without {NOISE_PART_NAMES[args.without]}" if args.without else "")
+    print(f"# narrowest width as seen, simulated D400 {args.image}{how}, {args.tables} tables, "
+          f"seed {args.seed}; uncertainty {WIDTH_UNCERTAINTY_PX:g} camera pixels\n")
     table(samples)
     return 0
 

@@ -47,7 +47,8 @@ class SimCellSettings:
     rubber pads, about 0.5 for taped ones. finger_width_m, open_width_m, finger_length_m,
     pad_length_m, pad_thickness_m, finger_thickness_m (the body behind the pad), tcp_to_tip_m :
     the built-in jaw's geometry (offline_sim.hands.parallel_jaw). camera_height_m : above the table, looking down.
-    depth_noise : D400-like noise on the depth (off only for tests of exact geometry).
+    depth_noise : D400-like noise on the depth (True: drivers.camera.DepthNoise's; a DepthNoise:
+    that model, one of its parts changed; False: exact depth, for tests of exact geometry).
     hand : "parallel" (the jaw, behind drivers.gripper.Gripper: the default), a built-in
     multi-finger hand ("three_finger", "underactuated") or a JSON description of an MJCF
     hand (as ``graspline db build --hand`` takes it), behind drivers.hand.Hand. A
@@ -76,7 +77,7 @@ class SimCellSettings:
     image_width_px: int = 640
     image_height_px: int = 480
     hfov_rad: float = math.radians(69.0)
-    depth_noise: bool = True
+    depth_noise: bool | DepthNoise = True
     gripper_mjcf: str | None = None   # Menagerie's robotiq_2f85/2f85.xml instead of the built-in jaw
     stall_reads: int = 6     # cycles with no object leaving before the table is laid anew
     no_grasp_cycles: int = 2  # cycles in a row finding nothing holdable before it is laid anew
@@ -185,7 +186,7 @@ class SimCell:
         eye = np.array([0.0, -settings.camera_height_m * math.tan(settings.camera_tilt_rad),
                         settings.camera_height_m])
         self.camera = SimCellCamera(self, intr, look_at(eye, np.zeros(3), up=(0.0, 1.0, 0.0)),
-                                    noise=DepthNoise() if settings.depth_noise else None,
+                                    noise=_noise_model(settings.depth_noise),
                                     seed=int(self._rng.integers(2**31)))
 
     # -------------------------------------------------------------------- the world
@@ -379,3 +380,11 @@ class SimCell:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _noise_model(depth_noise: bool | DepthNoise) -> DepthNoise | None:
+    """The camera's depth noise for SimCellSettings.depth_noise: the D400 defaults for True,
+    the model given, or none for False."""
+    if isinstance(depth_noise, DepthNoise):
+        return depth_noise
+    return DepthNoise() if depth_noise else None
