@@ -35,9 +35,9 @@ MIN_NEIGHBOURS = 2  # of 8, above the fingertips, for a reading to count
 @dataclass(frozen=True)
 class SeenWidth:
     """An object's narrowest width as seen, metres: width_m the estimate (the masked readings'
-    minimum Feret diameter above the fingertips), uncertainty_m the
-    bound of its error (WIDTH_UNCERTAINTY_PX camera pixels at the object's distance), and
-    pixel_m one camera pixel's footprint there. NaN width without a reading above the tips."""
+    minimum Feret diameter above the fingertips), uncertainty_m the bound of its error
+    (WIDTH_UNCERTAINTY_PX camera pixels at the object's distance), and pixel_m one camera
+    pixel's footprint there. NaN width without a reading above the tips."""
 
     width_m: float
     uncertainty_m: float
