@@ -247,14 +247,9 @@ def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, tan_score: np.ndar
     x, y, theta = (np.ascontiguousarray(a, np.float64) for a in (x, y, theta))
     idx = np.ascontiguousarray(idx, np.int64)
     # a palm wider than the fingers: its own footprint, checked before the kernel's bodies
-    palm = np.zeros(0, np.bool_)
     wide_palm = math.isfinite(jaw.palm_width_m) and math.isfinite(palm_m)
-    if wide_palm:
-        half_len = half_r + body_px if math.isnan(jaw.palm_length_m) else \
-            max((0.5 * jaw.palm_length_m - PALM_OUTLINE_BIAS_M) / m, half_r)
-        half_wid = max((0.5 * jaw.palm_width_m - PALM_OUTLINE_BIAS_M) / m,
-                       float(np.max(np.abs(offsets))))
-        palm = palm_kernel(view.height32, x[idx], y[idx], theta[idx], half_len, half_wid, palm_m)
+    palm = _wide_palm_hits(jaw, view, x[idx], y[idx], theta[idx], half_r, body_px, offsets,
+                           palm_m) if wide_palm else np.zeros(0, np.bool_)
     across, along, lines = _sample_lines(tuple(offsets), body_px)
     prm = _kernel_params(jaw, view, params, half_r, body_px, math.inf if wide_palm else palm_m)
     scratch = np.empty((chunk_count(idx.size), 2, int(prm[DK.Q_PROFILE_PX]) + 1))
@@ -266,6 +261,21 @@ def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, tan_score: np.ndar
                           f32(tan_score), out.body_collision, out.contact_height_m,
                           out.contact_tilt_rad, out.section_m, out.lever_m, out.torque_ratio,
                           out.score_contact, out.score_torque, out.score_tilt, out.factor)
+
+
+def _wide_palm_hits(jaw: JawLimits, view: DepthView, x: np.ndarray, y: np.ndarray,
+                    theta: np.ndarray, half_r: float, body_px: float, offsets: np.ndarray,
+                    palm_m: float) -> np.ndarray:
+    """(N,) bool: whether the palm of a jaw with palm_width_m (and palm_length_m, default the
+    open fingers with their bodies) lands on anything higher than palm_m above the
+    fingertips, for candidates (x, y, θ), pixels and radians; its sides less the outline's
+    bias (PALM_OUTLINE_BIAS_M), never narrower than the fingers' band."""
+    m = view.metres_per_px
+    half_len = half_r + body_px if math.isnan(jaw.palm_length_m) else \
+        max((0.5 * jaw.palm_length_m - PALM_OUTLINE_BIAS_M) / m, half_r)
+    half_wid = max((0.5 * jaw.palm_width_m - PALM_OUTLINE_BIAS_M) / m,
+                   float(np.max(np.abs(offsets))))
+    return palm_kernel(view.height32, x, y, theta, half_len, half_wid, palm_m)
 
 
 @functools.lru_cache(maxsize=64)
