@@ -61,6 +61,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
 import numba
 import numpy as np
 
@@ -115,7 +116,9 @@ class NamedSegmenter(Segmenter):
         for m in masks:
             # within the mask's box: a learned segmenter's labels cost nothing extra, so
             # this stand-in for them should cost little inside the timed segment stage
-            c0, r0, w, h = m.box_px
+            # (an older tree's ObjectMask, measured with --baseline-tree, has no box_px)
+            box = getattr(m, "box_px", None)
+            c0, r0, w, h = box if box is not None else cv2.boundingRect(m.mask.view(np.uint8))
             under = ids[r0:r0 + h, c0:c0 + w][m.mask[r0:r0 + h, c0:c0 + w]]
             under = under[(under > 0) & (under <= len(self.names))]
             # the inner segmenter's own fresh masks: labelled in place (a copy would lose
