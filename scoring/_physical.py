@@ -43,7 +43,7 @@ import cv2
 import numpy as np
 
 from . import _depth_kernel as DK
-from ._checks import check_positive
+from ._checks import check_coordinates, check_positive, check_silhouette
 from ._depth_kernel import BODY_STEP_PX
 from ._kernel import chunk_count
 
@@ -213,17 +213,43 @@ def physical_terms(image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.nd
                    open_width_px: float, line_offsets_px: np.ndarray, jaw: JawLimits,
                    view: DepthView, params: DepthParams) -> PhysicalTerms:
     """The depth terms of candidates (x, y, θ) whose primary contacts ((N, 2) column, row)
-    and width (the opening at which both pads touch, pixels) are known (NaN else)."""
-    n = len(x)
+    and width (the opening at which both pads touch, pixels) are known (NaN else). Bad
+    arguments are refused by name (the kernel reads every array at each candidate's index)."""
+    image = check_silhouette(image, "image")
+    x, y, theta = check_coordinates(x=x, y=y, theta=theta)
+    n = x.shape[0]
+    left, right = (_checked_rows(a, name, n, 2) for a, name in
+                   ((contact_left, "contact_left"), (contact_right, "contact_right")))
+    width_px = _checked_rows(width_px, "width_px", n)
+    offsets = _checked_rows(line_offsets_px, "line_offsets_px", None)
+    if offsets.size == 0 or not np.isfinite(offsets).all():
+        raise ValueError(f"line_offsets_px must be finite and not empty, got {offsets.tolist()}")
+    check_positive(open_width_px, "open_width_px", "physical_terms")
     nan = lambda: np.full(n, np.nan, np.float32)  # noqa: E731
     out = PhysicalTerms(np.zeros(n, np.bool_), nan(), nan(), nan(), nan(), nan(), nan(), nan(),
                         nan(), nan())
-    left = np.asarray(contact_left)
-    right = np.asarray(contact_right)
     write_physical_terms(out, np.arange(n), np.ones(n, np.float32), image, x, y, theta,
                          (left[:, 0], left[:, 1]), (right[:, 0], right[:, 1]), width_px,
-                         open_width_px, line_offsets_px, jaw, view, params)
+                         open_width_px, offsets, jaw, view, params)
     return out
+
+
+def _checked_rows(value: object, name: str, n: int | None, columns: int | None = None) -> np.ndarray:
+    """value as a float64 array of n rows (any number for None), 1-D or with that many
+    columns; NaN allowed (unknown). The message names the argument and its shape."""
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"physical_terms: {name} must be an array of numbers, "
+                         f"got {value!r:.60}") from exc
+    rows_ok = a.ndim >= 1 and (n is None or a.shape[0] == n)
+    cols_ok = a.ndim == 1 if columns is None else (a.ndim == 2 and a.shape[1] == columns)
+    if not (rows_ok and cols_ok):
+        want = "(N,)" if columns is None else f"(N, {columns})"
+        count = "" if n is None else f" with N = {n}, the candidates' count"
+        raise ValueError(f"physical_terms: {name} must have shape {want}{count}, "
+                         f"got shape {a.shape}")
+    return a
 
 
 def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, tan_score: np.ndarray,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring import (DepthParams, DepthView, GripperProjection, JawLimits, mean_patch_radius_m,
-                     narrowest_width_m, score_candidates, search_grasps)
+                     narrowest_width_m, physical_terms, score_candidates, search_grasps)
 from scoring.shapes import ellipse, rectangle
 
 M = 0.001  # metres per pixel
@@ -410,3 +410,25 @@ def test_each_candidates_depth_terms_are_its_own_whatever_batch_it_is_scored_in(
                                           err_msg=f"{name} of candidate {k}")
     rest = np.setdiff1d(np.arange(400), ev)
     assert not batch.body_collision[rest].any() and np.isnan(batch.contact_height_m[rest]).all()
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(contact_left=np.zeros((3, 2))), "contact_left must have shape \\(N, 2\\) with N = 4"),
+    (dict(contact_right=np.zeros(4)), "contact_right must have shape \\(N, 2\\)"),
+    (dict(width_px=np.zeros(5)), "width_px must have shape \\(N,\\) with N = 4"),
+    (dict(x=np.zeros(3)), "x and y must have the same length|y and x"),
+    (dict(theta=[0.0, np.nan, 0.0, 0.0]), "theta\\[1\\] must be finite"),
+    (dict(line_offsets_px=[]), "line_offsets_px must be finite and not empty"),
+    (dict(open_width_px=0.0), "open_width_px"),
+])
+def test_physical_terms_refuses_arrays_that_do_not_match_by_name(bad, message):
+    # the kernel reads every array at each candidate's index: a short one is refused, not read
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    args = dict(image=box, x=np.full(4, 150.0), y=np.full(4, 110.0), theta=np.zeros(4),
+                contact_left=np.full((4, 2), 120.0), contact_right=np.full((4, 2), 180.0),
+                width_px=np.full(4, 60.0), open_width_px=85.0,
+                line_offsets_px=PROJ.line_offsets_px(), jaw=JAW,
+                view=DepthView(heights(box, 0.03), M), params=DepthParams())
+    physical_terms(**args)  # as given: fine
+    with pytest.raises(ValueError, match=message):
+        physical_terms(**{**args, **bad})
