@@ -82,13 +82,29 @@ def _undercut(footprint, cx, cy, ux, uy, limit_px):
     return limit_px
 
 
+@nb.njit(cache=True, inline="always")
+def _grid_inside(rows, cols, cx, cy, ux, uy, n, off_lo, off_hi):
+    """Whether every sample (cx + k ux - off uy, cy + k uy + off ux), k in 1..n, off in
+    [off_lo, off_hi], rounds to a pixel inside a rows x cols image. Each coordinate is
+    computed as the profile computes it, a chain of correctly rounded operations monotone
+    in k and in off, so its extremes lie at the grid's corners."""
+    for k in (1, n):
+        for off in (off_lo, off_hi):
+            col = cx + k * ux - off * uy + 0.5
+            row = cy + k * uy + off * ux + 0.5
+            if not (0.0 <= col < cols and 0.0 <= row < rows):
+                return False
+    return True
+
+
 @nb.njit(cache=True, error_model="numpy")
 def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
     """Radians: how far the normal of the side met at contact (cx, cy) leans out of the
     horizontal, from the heights (metres above the fingertips' plane) seen inwards along
     (ux, uy) for up to n_px pixels, each distance's heights averaged over the grasp lines
-    (offsets across the finger, pixels; one line's depth is too noisy). A circular arc
-    through the contact whose centre lies a inwards and t under the plane rises as
+    (offsets across the finger, pixels, ascending; one line's depth is too noisy). Where
+    every sample lies in the image (_grid_inside) the reads skip their bounds tests. A
+    circular arc through the contact whose centre lies a inwards and t under the plane rises as
     z(x) = sqrt(t² + 2 a x - x²) - t, so 2 a x - 2 t z = x² + z²: (a, t) is its
     least-squares fit (any radius: a lying can's section or a banana's rounded corner), and
     the normal at the contact leans by atan(t / a). 0 when t <= 0 (a wall: the fit puts the
@@ -99,17 +115,28 @@ def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
     n = int(n_px)
     sxx = sxz = szz = bx = bz = 0.0
     k_n = 0
+    inside = n >= 1 and _grid_inside(height.shape[0], height.shape[1], cx, cy, ux, uy,
+                                     n, offsets[0], offsets[-1])
     for k in range(1, n + 1):
         total = 0.0
         seen = 0
-        for off in offsets:
-            col = int(np.floor(cx + k * ux - off * uy + 0.5))
-            row = int(np.floor(cy + k * uy + off * ux + 0.5))
-            if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
-                v = height[row, col]
+        if inside:
+            ak = cx + k * ux
+            bk = cy + k * uy
+            for off in offsets:
+                v = height[np.uint64(bk + off * ux + 0.5), np.uint64(ak - off * uy + 0.5)]
                 if v == v:
                     total += v
                     seen += 1
+        else:
+            for off in offsets:
+                col = int(np.floor(cx + k * ux - off * uy + 0.5))
+                row = int(np.floor(cy + k * uy + off * ux + 0.5))
+                if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
+                    v = height[row, col]
+                    if v == v:
+                        total += v
+                        seen += 1
         if seen == 0:
             continue
         x, z = float(k), total / seen / m
@@ -159,17 +186,54 @@ def _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m):
 
 
 @nb.njit(cache=True, inline="always")
+def _bodies_inside(rows, cols, x, y, c, s, offsets, across, along, half_r):
+    """Whether every finger-body sample of _bodies_land rounds to a pixel inside a rows x cols
+    image: each coordinate, computed as there, is monotone in the line's offset and in the
+    distance, so the extremes lie at the corners of the samples' grid."""
+    o_lo = o_hi = offsets[across[0]]
+    for i in across:
+        o_lo = min(o_lo, offsets[i])
+        o_hi = max(o_hi, offsets[i])
+    d_lo = half_r + along[0]
+    d_hi = d_lo
+    for j in along:
+        d_lo = min(d_lo, half_r + j)
+        d_hi = max(d_hi, half_r + j)
+    for off in (o_lo, o_hi):
+        bx = x - off * s
+        by = y + off * c
+        for d in (d_lo, d_hi):
+            for col, row in ((bx + d * c + 0.5, by + d * s + 0.5),
+                             (bx - d * c + 0.5, by - d * s + 0.5)):
+                if not (0.0 <= col < cols and 0.0 <= row < rows):
+                    return False
+    return True
+
+
+@nb.njit(cache=True, inline="always")
 def _bodies_land(image, height, x, y, c, s, offsets, across, along, half_r, palm_m):
     """Whether a finger body (the band from each open finger's line end outwards, sampled at
     across x along) lands on anything in image, or the palm on anything between the open
-    fingers higher than palm_m (metres) above them."""
-    for i in across:
-        bx = x - offsets[i] * s
-        by = y + offsets[i] * c
-        for j in along:
-            d = half_r + j
-            if _hit(image, bx + d * c, by + d * s) or _hit(image, bx - d * c, by - d * s):
-                return True
+    fingers higher than palm_m (metres) above them. Where every body sample lies in the
+    image (_bodies_inside) the reads skip their bounds tests."""
+    if _bodies_inside(image.shape[0], image.shape[1], x, y, c, s, offsets, across, along,
+                      half_r):
+        for i in across:
+            bx = x - offsets[i] * s
+            by = y + offsets[i] * c
+            for j in along:
+                d = half_r + j
+                if (image[np.uint64(by + d * s + 0.5), np.uint64(bx + d * c + 0.5)] != 0
+                        or image[np.uint64(by - d * s + 0.5), np.uint64(bx - d * c + 0.5)] != 0):
+                    return True
+    else:
+        for i in across:
+            bx = x - offsets[i] * s
+            by = y + offsets[i] * c
+            for j in along:
+                d = half_r + j
+                if _hit(image, bx + d * c, by + d * s) or _hit(image, bx - d * c, by - d * s):
+                    return True
     if palm_m == palm_m and palm_m < np.inf:
         return _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m)
     return False
