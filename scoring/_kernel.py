@@ -8,10 +8,12 @@ plain Python, and the tests hold the two to each other value for value.
 
 ``_score_one`` reads as the paper's steps, each a helper inlined by Numba (measured as fast
 as one function): the collision scan (``_line_ends_on_object``, Tan III-C), the grasp points
-and primary contacts (``_end_distance``, eq. 4), ``_d_t`` (eq. 9), ``_forms_couple`` and
-``_r_r`` (eq. 10), ``_side_contacts`` with ``_normal_angle_at`` and ``_contact_angle``
-(contacts, normals and contact angles, eqs. 6-8 and 11), ``_s_a`` (eqs. 12-13), ``_s_f``
-(eqs. 14-15), ``_normalise`` / ``_normalise_s_f`` and ``_score`` (eq. 16).
+and primary contacts (eq. 4: ``_coarse_hits`` for every line at once, then ``_fine_back`` and
+``_crossing`` per line; ``_end_distance`` line by line where a candidate reads off the
+image), ``_d_t`` (eq. 9), ``_forms_couple`` and ``_r_r`` (eq. 10), ``_side_contacts`` with
+``_normal_angle_at`` and ``_contact_angle`` (contacts, normals and contact angles, eqs. 6-8
+and 11), ``_s_a`` (eqs. 12-13), ``_s_f`` (eqs. 14-15), ``_normalise`` / ``_normalise_s_f`` and
+``_score`` (eq. 16).
 
 Where this departs from the paper and docs/design.md (each made the score jump under one-pixel
 changes of the image; docs/scoring.md gives the measurements):
@@ -66,7 +68,9 @@ N_BOOL_OUT = 2
 # scratch : (N_SCRATCH, n) float64 per chunk, one column per grasp line
 S_DIST_LEFT, S_DIST_RIGHT = 0, 1  # grasp distances Δr (px), NaN where the line has none
 S_J_LEFT, S_J_RIGHT = 2, 3        # sample index j of the object pixel each was found at
-N_SCRATCH = 4
+S_END_COL_LEFT, S_END_ROW_LEFT = 4, 5    # the lines' ends the left searches start from (px)
+S_END_COL_RIGHT, S_END_ROW_RIGHT = 6, 7  # and the right ones
+N_SCRATCH = 8
 
 
 @nb.njit(cache=True, inline="always")
@@ -95,7 +99,7 @@ def _box_inside(rows, cols, x, y, c, s, dw_a, dw_b, half_r, n_samples):
     """Whether every sample a candidate's searches read (lines Δw between dw_a and dw_b, the
     first and last of eq. 3's monotone offsets; each line from either end inwards, samples
     j = 0..n_samples-1) rounds to a pixel inside a rows x cols image. Each coordinate,
-    computed as _line_centre and _search_side compute it, is a chain of correctly rounded
+    computed as _line_centre and the searches compute it, is a chain of correctly rounded
     operations monotone in Δw and in j, so its extremes lie at the corners: the outer lines,
     the first and last sample of either search."""
     for dw_i in (dw_a, dw_b):
@@ -112,39 +116,81 @@ def _box_inside(rows, cols, x, y, c, s, dw_a, dw_b, half_r, n_samples):
 
 
 @nb.njit(cache=True, inline="always")
-def _search_side(sil, lx, ly, ux, uy, half_r, n_samples, step, inside):
-    """Distance from the line end (lx + half_r*ux, ...) inward to the outermost object pixel.
+def _fine_back(sil, ex, ey, ux, uy, j, step, inside):
+    """The outermost sample of the run of object samples ending at coarse hit j, searching
+    back from line end (ex, ey) along -u at most step - 1 samples (Tan III-C's fine step);
+    inside as for _coarse_hits."""
+    jc = j
+    for jb in range(j - 1, j - step, -1):
+        v = _pixel_inside(sil, ex - jb * ux, ey - jb * uy) if inside else \
+            _pixel(sil, ex - jb * ux, ey - jb * uy)
+        if v == 0:
+            break
+        jc = jb
+    return jc
+
+
+@nb.njit(cache=True, inline="always")
+def _search_side(sil, ex, ey, ux, uy, n_samples, step):
+    """Sample index j of the outermost object pixel seen from line end (ex, ey) inwards.
 
     Samples sit at j = 0..n_samples-1 pixels from the end along -u. Coarse steps of
     ``step``, then a fine step back (Tan III-C). Returns -1 when the coarse search finds none.
-    inside: every sample is known to lie inside the image (``_box_inside``), so the reads
-    skip their bounds tests: the same values, and 15 % of the kernel's time on fully
-    evaluated candidates (docs/performance.md).
     """
-    ex = lx + half_r * ux
-    ey = ly + half_r * uy
     j = step
-    if inside:
-        while j < n_samples:
-            if _pixel_inside(sil, ex - j * ux, ey - j * uy) != 0:
-                jc = j
-                for jb in range(j - 1, j - step, -1):
-                    if _pixel_inside(sil, ex - jb * ux, ey - jb * uy) == 0:
-                        break
-                    jc = jb
-                return jc
-            j += step
-        return -1
     while j < n_samples:
         if _pixel(sil, ex - j * ux, ey - j * uy) != 0:
-            jc = j
-            for jb in range(j - 1, j - step, -1):
-                if _pixel(sil, ex - jb * ux, ey - jb * uy) == 0:
-                    break
-                jc = jb
-            return jc
+            return _fine_back(sil, ex, ey, ux, uy, j, step, False)
         j += step
     return -1
+
+
+@nb.njit(cache=True, inline="always")
+def _coarse_hits(sil, x, y, c, s, dw, ux, uy, half_r, n_samples, step, hits, ex, ey, active):
+    """The coarse searches of every grasp line at once, from the ends at +half_r u inwards,
+    for a candidate whose samples all lie inside the image (``_box_inside``: the reads skip
+    their bounds tests).
+
+    hits[i] on entry: >= 0 to search line i, < 0 to skip it; on return the first coarse
+    sample j (a multiple of step) that is an object pixel, or -1. ex, ey receive the lines'
+    ends (px). The lines step in lockstep, those still searching kept in ``active`` (int64
+    scratch, one entry per line) by a count rather than a branch: the same hits as
+    _search_side's coarse loop line by line, without its data-dependent exit per line (a
+    mispredicted branch each). 15 % of the kernel's time on fully evaluated candidates;
+    the same in lockstep for the fine steps back was 18 % slower (docs/performance.md).
+    """
+    searching = 0
+    for i in range(dw.shape[0]):
+        lx, ly = _line_centre(x, y, c, s, dw[i])
+        ex[i] = lx + half_r * ux
+        ey[i] = ly + half_r * uy
+        if hits[i] >= 0.0:
+            active[searching] = i
+            searching += 1
+        hits[i] = -1.0
+    j = step
+    while j < n_samples and searching > 0:
+        kept = 0
+        for a in range(searching):
+            i = active[a]
+            hit = _pixel_inside(sil, ex[i] - j * ux, ey[i] - j * uy) != 0
+            hits[i] = float(j) if hit else hits[i]
+            active[kept] = i  # kept only if it did not hit: the count says
+            kept += 0 if hit else 1
+        searching = kept
+        j += step
+
+
+@nb.njit(cache=True, inline="always")
+def _crossing(blur, ex, ey, ux, uy, j):
+    """(j, sub-pixel distance in px from line end (ex, ey) to the outline): where the blurred
+    silhouette crosses 0.5 between samples j - 1 and j (j the outermost object sample)."""
+    b_in = _bilinear(blur, ex - j * ux, ey - j * uy)
+    b_out = _bilinear(blur, ex - (j - 1) * ux, ey - (j - 1) * uy)
+    t = 1.0
+    if b_in > b_out:
+        t = min(max((0.5 - b_out) / (b_in - b_out), 0.0), 1.0)
+    return j, j - 1.0 + t
 
 
 @nb.njit(cache=True, inline="always")
@@ -179,24 +225,31 @@ def _bilinear(img, px, py):
 
 
 @nb.njit(cache=True, inline="always")
-def _end_distance(sil, blur, lx, ly, ux, uy, half_r, n_samples, step, inside):
+def _refined(sil, blur, scratch, row_ex, row_ey, ux, uy, hit, step, i):
+    """(j, distance) of line i's search from its coarse hit (_coarse_hits; -1: none), its
+    end read from scratch rows row_ex, row_ey: the fine step back and the outline crossing,
+    as _end_distance gives them."""
+    if hit < 0.0:
+        return -1, -1.0
+    ex = scratch[row_ex, i]
+    ey = scratch[row_ey, i]
+    return _crossing(blur, ex, ey, ux, uy, _fine_back(sil, ex, ey, ux, uy, int(hit), step, True))
+
+
+@nb.njit(cache=True, inline="always")
+def _end_distance(sil, blur, lx, ly, ux, uy, half_r, n_samples, step):
     """Sub-pixel distance (px) from one end of a grasp line inward to the object's outline.
 
     The pixel search (``_search_side``) finds the first object sample j; the outline is then
-    placed between samples j - 1 and j where the blurred silhouette crosses 0.5. Returns
-    (j, distance), or (-1, -1.0) when the line meets no object.
+    placed between samples j - 1 and j where the blurred silhouette crosses 0.5 (_crossing).
+    Returns (j, distance), or (-1, -1.0) when the line meets no object.
     """
-    j = _search_side(sil, lx, ly, ux, uy, half_r, n_samples, step, inside)
-    if j < 0:
-        return -1, -1.0
     ex = lx + half_r * ux
     ey = ly + half_r * uy
-    b_in = _bilinear(blur, ex - j * ux, ey - j * uy)
-    b_out = _bilinear(blur, ex - (j - 1) * ux, ey - (j - 1) * uy)
-    t = 1.0
-    if b_in > b_out:
-        t = min(max((0.5 - b_out) / (b_in - b_out), 0.0), 1.0)
-    return j, j - 1.0 + t
+    j = _search_side(sil, ex, ey, ux, uy, n_samples, step)
+    if j < 0:
+        return -1, -1.0
+    return _crossing(blur, ex, ey, ux, uy, j)
 
 
 @nb.njit(cache=True, inline="always")
@@ -269,8 +322,9 @@ def _clear_outputs(outf, outb, k):
 @nb.njit(cache=True, inline="always")
 def _line_ends_on_object(sil, lx, ly, c, s, half_r, inside):
     """Whether an end (Δr = ±r/2) of the grasp line through (lx, ly) lies on the object
-    (Tan III-C collision, eqs. 1-3); inside as for _search_side (the ends are its first
-    samples)."""
+    (Tan III-C collision, eqs. 1-3); inside: the candidate's samples all lie in the image
+    (``_box_inside``; the ends are the searches' first samples), so the reads skip their
+    bounds tests."""
     if inside:
         return (_pixel_inside(sil, lx - half_r * c, ly - half_r * s) != 0
                 or _pixel_inside(sil, lx + half_r * c, ly + half_r * s) != 0)
@@ -414,7 +468,8 @@ def _write_primary_pixels(outf, k, x, y, c, s, dw, d_l, d_r, j_l, j_r, i_l, i_r,
 
 
 @nb.njit(cache=True, inline="always")
-def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf, outb, k):
+def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, active, outf, outb,
+               k):
     """Evaluate one candidate; write its outputs into column k of ``outf`` and ``outb``.
 
     ``scratch`` (N_SCRATCH, n): the S_* rows (the normal of a contact is read at its object
@@ -448,12 +503,25 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, outf,
     # bench_scoring, one thread, paired runs); Numba's inlining leaves those ones costlier.
     i_l = -1
     i_r = -1
+    if inside:  # the coarse searches of all lines at once: left, then right where left hit
+        j_l[:] = 0.0
+        _coarse_hits(sil, x, y, c, s, dw, -c, -s, half_r, n_samples, step, j_l,
+                     scratch[S_END_COL_LEFT], scratch[S_END_ROW_LEFT], active)
+        j_r[:] = j_l
+        _coarse_hits(sil, x, y, c, s, dw, c, s, half_r, n_samples, step, j_r,
+                     scratch[S_END_COL_RIGHT], scratch[S_END_ROW_RIGHT], active)
     for i in range(dw.shape[0]):
-        lx, ly = _line_centre(x, y, c, s, dw[i])
-        jl, el = _end_distance(sil, blur, lx, ly, -c, -s, half_r, n_samples, step, inside)
-        jr, er = -1, -1.0
-        if jl >= 0:  # a line the left search crossed without a hit has no grasp points
-            jr, er = _end_distance(sil, blur, lx, ly, c, s, half_r, n_samples, step, inside)
+        if inside:
+            jl, el = _refined(sil, blur, scratch, S_END_COL_LEFT, S_END_ROW_LEFT, -c, -s,
+                              j_l[i], step, i)
+            jr, er = _refined(sil, blur, scratch, S_END_COL_RIGHT, S_END_ROW_RIGHT, c, s,
+                              j_r[i], step, i)
+        else:
+            lx, ly = _line_centre(x, y, c, s, dw[i])
+            jl, el = _end_distance(sil, blur, lx, ly, -c, -s, half_r, n_samples, step)
+            jr, er = -1, -1.0
+            if jl >= 0:  # a line the left search crossed without a hit has no grasp points
+                jr, er = _end_distance(sil, blur, lx, ly, c, s, half_r, n_samples, step)
         d_l[i] = -half_r + el if el >= 0.0 else np.nan
         d_r[i] = half_r - er if er >= 0.0 else np.nan
         j_l[i] = jl
@@ -512,10 +580,11 @@ def score_kernel(sil, blur, nang, xs, ys, thetas, dw, w, r, step, prm, scratch, 
     chunk = (n_cand + n_chunks - 1) // n_chunks
     for ch in nb.prange(n_chunks):
         rows = scratch[ch]
+        active = np.empty(dw.shape[0], np.int64)  # the lines still searching (_coarse_hits)
         stop = min((ch + 1) * chunk, n_cand)
         for k in range(ch * chunk, stop):
             _score_one(sil, blur, nang, xs[k], ys[k], thetas[k], dw, w, r, step, prm,
-                       rows, outf, outb, k)
+                       rows, active, outf, outb, k)
 
 
 @nb.njit(cache=True, parallel=True)
@@ -532,9 +601,9 @@ def grpv_kernel(sil, blur, xs, ys, thetas, dw, r, step, out):
         for i in range(dw.shape[0]):
             lx = xs[k] - dw[i] * s
             ly = ys[k] + dw[i] * c
-            jl, el = _end_distance(sil, blur, lx, ly, -c, -s, half_r, n_samples, step, False)
+            jl, el = _end_distance(sil, blur, lx, ly, -c, -s, half_r, n_samples, step)
             er = -1.0
             if jl >= 0:
-                _, er = _end_distance(sil, blur, lx, ly, c, s, half_r, n_samples, step, False)
+                _, er = _end_distance(sil, blur, lx, ly, c, s, half_r, n_samples, step)
             out[k, 0, i] = -half_r + el if el >= 0.0 else np.nan
             out[k, 1, i] = half_r - er if er >= 0.0 else np.nan
