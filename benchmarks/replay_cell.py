@@ -16,7 +16,8 @@ Run from the repository root:
 A run of another jaw replays on its cell file (``--cell benchmarks/jaws/short_pad.yaml
 [--pad-friction 0.5]``, as bench_cell ran it); ``--label mug`` keeps one kind's trials and
 ``--per-trial`` prints each trial's logged and replayed scores (a gripper key such as the
-palm's size is compared by replaying with two cell files). Each --variant is a list of
+palm's size is compared by replaying with two cell files); ``--masks DIR`` draws each trial's
+masks as the segmenter made them, the grasp's target in red. Each --variant is a list of
 scoring settings (the cell file's ``scoring`` keys, YAML values, comma-separated) on top of
 --as-run, the settings the runs had where not the defaults; the
 image size must be the runs' (--image, default 640x480).
@@ -50,10 +51,12 @@ def parse_variant(text: str) -> dict[str, object]:
 
 def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], limit: int = 0,
            cell_file: str | None = None, labels: tuple[str, ...] = (),
-           pad_friction: float | None = None):
+           pad_friction: float | None = None, masks_dir: Path | None = None):
     """(records, scores): the graded trials of the logs (only those of the labels given, if
     any), and per variant their scores (NaN where the replay found nothing to score), on the
-    built-in cell or the one cell_file describes (its jaw; pad_friction as bench_cell's)."""
+    built-in cell or the one cell_file describes (its jaw; pad_friction as bench_cell's).
+    With masks_dir, a picture per trial of the segmenter's masks on its frame, the grasp's
+    target in red (masks_dir/trial-ID.png)."""
     import msgspec
     from tqdm import tqdm
 
@@ -87,9 +90,31 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
                     frame = dataclasses.replace(template, depth_m=depth, seq=r.trial_id,
                                                 instance_ids=None)
                     scores[v, k] = cell.loop.score_pose(frame, r.T_base_tcp)[0]
+                    if masks_dir is not None and v == 0:
+                        write_masks(masks_dir / f"trial-{r.trial_id}.png", cell.loop, frame,
+                                    r.T_base_tcp)
                 except (ValueError, TrialLogError) as exc:
                     print(f"trial {r.trial_id}: {exc}", file=sys.stderr)
     return [r for _, r in recs], scores
+
+
+def write_masks(path: Path, loop, frame, T_base_tcp: np.ndarray) -> None:
+    """A PNG of the segmenter's masks on frame (each a grey, the target of a grasp at
+    T_base_tcp in red: the mask nearest its fingertips' point, as PickingLoop.score_pose
+    takes it), for seeing what the scoring took as the object."""
+    import cv2
+
+    from onboard.loop import nearest_mask
+
+    masks = loop.segmenter.segment(frame)
+    picture = np.full((*frame.depth_m.shape, 3), 255, np.uint8)
+    for k, m in enumerate(masks):
+        picture[m.mask.astype(bool)] = 90 + 120 * k // max(len(masks), 1)
+    if masks:
+        tip = T_base_tcp[:3, 3] + loop.config.gripper.tcp_to_tip_m * T_base_tcp[:3, 2]
+        picture[masks[nearest_mask(frame, masks, tip)].mask.astype(bool)] = (0, 0, 220)  # BGR
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(path), picture)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="only the trials on objects of this label (repeatable)")
     p.add_argument("--per-trial", action="store_true",
                    help="also print each trial's outcome, logged and replayed scores")
+    p.add_argument("--masks", type=Path, default=None, metavar="DIR",
+                   help="write a picture per trial of the segmenter's masks, the target in red")
     args = p.parse_args(argv)
     image = tuple(int(v) for v in args.image.lower().split("x"))
     as_run = parse_variant(args.as_run)
@@ -121,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         except CellFileError as exc:
             raise SystemExit(f"replay_cell: {exc}") from None
     recs, scores = replay(args.logs, variants, image, args.limit, args.cell, tuple(args.label),
-                          args.pad_friction)
+                          args.pad_friction, args.masks)
     ok = np.array([bool(r.success) for r in recs])
     logged = np.array([r.score for r in recs], float)
     kinds = np.array([kind_of(r.object_label) for r in recs])
