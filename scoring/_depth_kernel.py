@@ -189,20 +189,12 @@ def _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m):
 def _bodies_inside(rows, cols, x, y, c, s, offsets, across, along, half_r):
     """Whether every finger-body sample of _bodies_land rounds to a pixel inside a rows x cols
     image: each coordinate, computed as there, is monotone in the line's offset and in the
-    distance, so the extremes lie at the corners of the samples' grid."""
-    o_lo = o_hi = offsets[across[0]]
-    for i in across:
-        o_lo = min(o_lo, offsets[i])
-        o_hi = max(o_hi, offsets[i])
-    d_lo = half_r + along[0]
-    d_hi = d_lo
-    for j in along:
-        d_lo = min(d_lo, half_r + j)
-        d_hi = max(d_hi, half_r + j)
-    for off in (o_lo, o_hi):
+    distance, so the extremes lie at the corners of the samples' grid (across and along
+    ascend, as _physical._sample_lines makes them, and so do eq. 3's offsets)."""
+    for off in (offsets[across[0]], offsets[across[-1]]):
         bx = x - off * s
         by = y + off * c
-        for d in (d_lo, d_hi):
+        for d in (half_r + along[0], half_r + along[-1]):
             for col, row in ((bx + d * c + 0.5, by + d * s + 0.5),
                              (bx - d * c + 0.5, by - d * s + 0.5)):
                 if not (0.0 <= col < cols and 0.0 <= row < rows):
