@@ -1,18 +1,20 @@
-"""Issue 23's lying banana: the pads' contacts while the jaw closes, at several insertion depths.
+"""The pads' contacts with one object while the jaw closes, at several insertion depths
+(issue 23's lying banana and upright mustard bottle).
 
-A table with one lying YCB banana; the loop plans its top grasp, then the same grasp is
-executed with the fingertips lowered or raised (the pinch below, at or above the banana's
-widest section; --shift also moves it off the banana's middle). Per grasp it records each
-pad's contacts with the banana at the end of the closing (point, normal, normal force), the
-banana's largest rotation while the jaw closes, the lift, and the score the loop gives that
+A table with one YCB object (``--object``, the folder's name; ``--stand-tall`` stands it in
+its tallest stable pose: a bottle upright); the loop plans its top grasp, then the same grasp
+is executed with the fingertips lowered or raised (the pinch below, at or above the object's
+widest section; --shift also moves it off the object's middle). Per grasp it records each
+pad's contacts with the object at the end of the closing (point, normal, normal force), the
+object's largest rotation while the jaw closes, the lift, and the score the loop gives that
 grasp; it prints a table and draws the section with the pads and contacts (docs/scoring.md,
-"The lying banana").
+"The lying banana" and "The upright mustard bottle").
 
 Run from the repository root (one process; about a minute per jaw and three tables):
 
-    .venv/bin/python -m benchmarks.banana_contacts --cell benchmarks/jaws/short_pad.yaml \\
+    .venv/bin/python -m benchmarks.pad_contacts --cell benchmarks/jaws/short_pad.yaml \\
         --ycb ../shared/data/ycb --seed 0 --tables 3 [--pad-friction 0.5] [--shift 0.012] \\
-        --figure docs/banana_short_pad.png
+        [--object mustard_bottle --stand-tall] --figure docs/banana_short_pad.png
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ OFFSETS_M = (-0.010, -0.005, 0.0, 0.005, 0.010, 0.015)  # fingertips raised (+) 
 
 @dataclass
 class Contact:
-    """One pad-banana contact: point (world, m), normal (world, pointing into the banana),
+    """One pad-object contact: point (world, m), normal (world, pointing into the object),
     normal force (N), and which pad ("L" or "R")."""
 
     pad: str
@@ -42,8 +44,8 @@ class Contact:
 @dataclass
 class GraspRun:
     """One executed grasp: offset of the fingertips (m), their height above the table (m),
-    the height of the banana's widest section and of its top in the closing plane (m),
-    contacts at the end of closing, the banana's largest rotation during closing (rad), its
+    the height of the object's widest section and of its top in the closing plane (m),
+    contacts at the end of closing, the object's largest rotation during closing (rad), its
     rise after the lift (m); the TCP pose, the section and the pads (section_points,
     _pad_boxes) at the end of closing; and the loop's score, seen tilt (degrees) and tilt
     factor for that grasp."""
@@ -63,26 +65,32 @@ class GraspRun:
     score_tilt: float = math.nan
 
 
-def banana_cell(cell_file: str, ycb: str, seed: int, friction: float | None):
-    """A PickingCell on the cell file whose tables hold one YCB banana only."""
+def one_object_cell(cell_file: str, ycb: str, seed: int, friction: float | None,
+                    name: str = "banana", stand_tall: bool = False):
+    """A PickingCell on the cell file whose tables hold one YCB object only (the folder
+    ycb/name), in its tallest stable pose with stand_tall."""
     import msgspec
 
     from benchmarks.bench_cell import cell_config
     from onboard import PickingCell, config_hash
 
-    tmp = Path(tempfile.mkdtemp(prefix="banana_"))
-    (tmp / "banana").symlink_to(Path(ycb).resolve() / "banana")
+    folder = Path(ycb).resolve() / name
+    if not folder.is_dir():
+        raise SystemExit(f"pad_contacts: no YCB object {name!r}: {folder} is not a folder")
+    tmp = Path(tempfile.mkdtemp(prefix="pad_contacts_"))
+    (tmp / name).symlink_to(folder)
     config = cell_config(seed, tmp / "log", str(tmp), cell_file, friction)
     config = msgspec.structs.replace(config, sim=msgspec.structs.replace(
         config.sim, objects_per_table=[1, 1]))
     cell = PickingCell(config, config_hash(config), mode="best")
     sim = cell.devices.truth
-    sim.use_settings(replace(sim.settings, builtin=(), random_primitives=False))
+    sim.use_settings(replace(sim.settings, builtin=(), random_primitives=False,
+                             stand_tall=stand_tall))
     return cell, sim
 
 
 def _contacts(sim) -> list[Contact]:
-    """The pads' contacts with the banana now."""
+    """The pads' contacts with the object now."""
     import mujoco
 
     w = sim.world
@@ -96,14 +104,14 @@ def _contacts(sim) -> list[Contact]:
         for pad_g, obj_g, sign in ((g1, g2, 1.0), (g2, g1, -1.0)):
             if (pad_g in left or pad_g in right) and w.geom_instance[obj_g] > 0:
                 mujoco.mj_contactForce(m, d, i, f6)
-                n = sign * np.array(c.frame[:3])  # from the pad into the banana
+                n = sign * np.array(c.frame[:3])  # from the pad into the object
                 out.append(Contact("L" if pad_g in left else "R", np.array(c.pos), n,
                                    float(f6[0])))
     return out
 
 
 def section_points(sim, T_tcp: np.ndarray) -> np.ndarray:
-    """(n, 2) the banana's section in the closing plane (the TCP's x-z plane through it) now:
+    """(n, 2) the object's section in the closing plane (the TCP's x-z plane through it) now:
     (along the closing line from the TCP, height above the table), metres."""
     import trimesh
 
@@ -133,8 +141,8 @@ def _section_heights(sec: np.ndarray) -> tuple[float, float]:
 def execute(cell, sim, T_plan: np.ndarray, offset_m: float, tcp_to_tip_m: float,
             shift_m: float = 0.0) -> GraspRun:
     """The planned grasp with the TCP raised by offset_m and moved shift_m along the closing
-    line (off the banana's middle: one pad meets it first): approach, close (recording the
-    contacts and the banana's rotation each control period), lift; the world restored after."""
+    line (off the object's middle: one pad meets it first): approach, close (recording the
+    contacts and the object's rotation each control period), lift; the world restored after."""
     import mujoco
 
     from geometry import rotation_angle
@@ -157,7 +165,7 @@ def execute(cell, sim, T_plan: np.ndarray, offset_m: float, tcp_to_tip_m: float,
     if moved.reached:
         step = sim.step
 
-        def watched(n: int = 1) -> None:  # the banana's rotation through the closing
+        def watched(n: int = 1) -> None:  # the object's rotation through the closing
             step(n)
             run.max_rotation_rad = max(run.max_rotation_rad, rotation_angle(
                 R0.T @ w.T_world_object(0)[:3, :3]))
@@ -218,7 +226,7 @@ def _pad_boxes(sim, T_tcp: np.ndarray) -> list[tuple[float, float, float, float]
 
 
 def lean_deg(c: Contact) -> float:
-    """How far a contact normal leans out of the horizontal, degrees (+: pushing the banana
+    """How far a contact normal leans out of the horizontal, degrees (+: pushing the object
     down, the pad above the widest point)."""
     return math.degrees(math.asin(float(np.clip(-c.normal[2], -1, 1))))
 
@@ -243,7 +251,7 @@ def summary(r: GraspRun) -> str:
 
 
 def draw(runs: list[GraspRun], path: Path, title: str, tcp_to_tip_m: float) -> None:
-    """The banana's section in the closing plane at the end of the closing, with the pads,
+    """The object's section in the closing plane at the end of the closing, with the pads,
     the contacts and their normals (scaled by force), one panel per grasp."""
     import matplotlib
 
@@ -278,7 +286,8 @@ def draw(runs: list[GraspRun], path: Path, title: str, tcp_to_tip_m: float) -> N
                      f"{r.tilt_deg:.0f}°", fontsize=8)
         ax.set_aspect("equal")
         ax.set_xlim(-35, 35)
-        ax.set_ylim(-3, 62)
+        top = max(62.0, r.top_z_m * 1e3 + 5)
+        ax.set_ylim(max(-3.0, r.tip_z_m * 1e3 - 45), top)
         ax.tick_params(labelsize=7)
         ax.set_xlabel("along the closing line, mm", fontsize=7)
     axes[0][0].set_ylabel("height above the table, mm", fontsize=7)
@@ -292,18 +301,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cell", required=True, help="the jaw's cell file (benchmarks/jaws/*.yaml)")
     p.add_argument("--ycb", default="../shared/data/ycb")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tables", type=int, default=2, help="bananas laid anew (poses differ)")
+    p.add_argument("--object", default="banana", help="the YCB object's folder name")
+    p.add_argument("--stand-tall", action="store_true",
+                   help="stand the object in its tallest stable pose (a bottle upright)")
+    p.add_argument("--tables", type=int, default=2, help="the object laid anew (poses differ)")
     p.add_argument("--pad-friction", type=float, default=None)
     p.add_argument("--figure", type=Path, default=None)
     p.add_argument("--shift", type=float, default=0.0, help="also each grasp moved this far "
-                   "(m) along the closing line, one pad meeting the banana first")
+                   "(m) along the closing line, one pad meeting the object first")
     args = p.parse_args(argv)
-    cell, sim = banana_cell(args.cell, args.ycb, args.seed, args.pad_friction)
+    cell, sim = one_object_cell(args.cell, args.ycb, args.seed, args.pad_friction, args.object,
+                                args.stand_tall)
     g = cell.loop.config.gripper
     tcp_to_tip = g.tcp_to_tip_m if g.tcp_to_tip_m is not None else 0.5 * g.pad_length_m
-    print(f"# {args.cell}, pad friction {sim.settings.pad_friction:g}\n")
+    print(f"# {args.object} on {args.cell}, pad friction {sim.settings.pad_friction:g}\n")
     print("| raise mm | tips z mm | widest z mm | top z mm | contacts at the end of closing "
-          "| banana turned | rise | score | tilt seen | tilt factor |\n"
+          "| object turned | rise | score | tilt seen | tilt factor |\n"
           "|---|---|---|---|---|---|---|---|---|---|")
     figs = []
     for t in range(args.tables):
@@ -328,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.figure and figs:
         # the loop's grasp on the first table, and the same grasp raised 5 and 10 mm
         pick = [r for r in figs[:len(OFFSETS_M)] if r.offset_m in (0.0, 0.005, 0.010)]
-        draw(pick, args.figure, f"{Path(args.cell).stem}, pad friction "
+        draw(pick, args.figure, f"{args.object}, {Path(args.cell).stem}, pad friction "
              f"{sim.settings.pad_friction:g}: section at the end of the closing, "
              f"contact normals (0.4 mm/N)", tcp_to_tip)
         print(f"\nfigure: {args.figure}")
