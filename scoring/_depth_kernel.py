@@ -45,7 +45,10 @@ Q_PROFILE_PX = 15        # the tilt profile is read this far in from each contac
 Q_FIT_TOL_PX = 16        # a profile further than this (RMS, px) from an arc is no rounded side
 Q_CENTRE_COL = 17        # the mass centre, px (NaN: unknown)
 Q_CENTRE_ROW = 18
-N_PARAMS = 19
+Q_BELOW_PX = 19          # the surface under the fingertips is read this far out from a contact, px
+Q_BELOW_REACH_M = 20     # ... and meets the pad when it reaches within this of their plane
+Q_LEDGE_RAD = 21         # a lean beyond this is a ledge under the pad, not a side it presses
+N_PARAMS = 22
 
 
 @nb.njit(cache=True, inline="always")
@@ -167,6 +170,58 @@ def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
     return np.arctan2(t, a) if t > 0.0 else 0.0
 
 
+@nb.njit(cache=True, error_model="numpy")
+def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
+    """Radians: how far the normal of the surface the pad's lower edge meets at contact
+    (cx, cy) leans out of the horizontal, read from the target's whole surface under the
+    fingertips' plane (below: metres above that plane, NaN off the footprint) outwards
+    along (ux, uy) for up to n_px pixels, each step's depths and distances out averaged over
+    the grasp lines (offsets, pixels; each pixel read at its own distance out along (ux, uy)).
+    A line d = a + b x fitted to the depths d under the plane at distances x (metres): where
+    it reaches the plane at the contact (|a| <= reach_m) the side goes on down and out under
+    the pad's edge, the pad presses it there and its normal leans by atan(1 / b) (an upright
+    bottle's shoulder under its cap). 0 where the surface stays further under the plane (a
+    step the pad passes above) or leans beyond ledge_rad (a ledge under the pad); NaN with
+    fewer than 3 steps seen or any pixel read more than reach_m above the plane (the target
+    goes on above the pad there: no side under it)."""
+    n = int(n_px)
+    sx = sd = sxx = sxd = 0.0
+    k_n = 0
+    for k in range(1, n + 1):
+        top = -np.inf
+        total = out = 0.0
+        seen = 0
+        for off in offsets:
+            col = int(np.floor(cx + k * ux - off * uy + 0.5))
+            row = int(np.floor(cy + k * uy + off * ux + 0.5))
+            if 0 <= row < below.shape[0] and 0 <= col < below.shape[1]:
+                v = below[row, col]
+                if v == v:
+                    total += v
+                    out += (col - cx) * ux + (row - cy) * uy  # the pixel's own distance out
+                    seen += 1
+                    if v > top:
+                        top = v
+        if top == -np.inf:
+            break  # the footprint ends: what lies beyond is no part of this side
+        if top > reach_m:
+            return np.nan  # the target stands above the plane out there: no side under the pad
+        x, d = out / seen * m, -total / seen
+        k_n += 1
+        sx += x
+        sd += d
+        sxx += x * x
+        sxd += x * d
+    if k_n < 3:
+        return np.nan
+    b = (k_n * sxd - sx * sd) / (k_n * sxx - sx * sx)
+    a = (sd - b * sx) / k_n
+    if abs(a) > reach_m or not b > 0.0:
+        return 0.0
+    lean = math.atan(1.0 / b)
+    return lean if lean <= ledge_rad else 0.0
+
+
 @nb.njit(cache=True, inline="always")
 def _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m):
     """Whether anything between the open fingers of candidate (x, y, cos θ, sin θ) (the
@@ -277,8 +332,8 @@ def _torque_ratio(prm, lever_m, height_m):
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
-def _one(image, height, footprint, x, y, theta, lcol, lrow, rcol, rrow, width, offsets,
-         across, along, lines, prm, palm_hit, xs, zs):
+def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, width,
+         offsets, across, along, lines, prm, palm_hit, xs, zs):
     """The depth terms of one candidate (see depth_terms_kernel): body, contact height,
     tilt, section, lever, torque ratio, and the contact, torque and tilt factors and their
     product."""
@@ -313,6 +368,13 @@ def _one(image, height, footprint, x, y, theta, lcol, lrow, rcol, rrow, width, o
         lr = _side_lean(height, rcol, rrow, -c, -s, lines, n, prm[Q_FIT_TOL_PX], m, xs, zs)
         profile = lr if not (ll == ll) or lr > ll else ll
     tilt = _tilt(width, undercut, profile)
+    if undercut > 0.0:  # the side runs on under the fingertips: does the pad's edge press it?
+        for cx, cy, ux, uy, u in ((lcol, lrow, -c, -s, u_l), (rcol, rrow, c, s, u_r)):
+            if u * m > prm[Q_ABOVE_WIDEST_M]:
+                lean = _below_lean(below, cx, cy, ux, uy, lines, min(prm[Q_BELOW_PX], u), m,
+                                   prm[Q_BELOW_REACH_M], prm[Q_LEDGE_RAD])
+                if lean > tilt:  # NaN: no reading, never larger
+                    tilt = lean
     section = (width + (u_l + u_r)) * m
     wedge = section > prm[Q_STROKE_M] and u_max * m > prm[Q_ABOVE_WIDEST_M]
     s_tilt = _clip01((prm[Q_TILT_HI_RAD] - tilt) / prm[Q_TILT_SPAN_RAD])
@@ -329,15 +391,16 @@ def _one(image, height, footprint, x, y, theta, lcol, lrow, rcol, rrow, width, o
 
 
 @nb.njit(cache=True, parallel=True, error_model="numpy")
-def depth_terms_kernel(image, height, footprint, idx, xs, ys, ts, lcol, lrow, rcol, rrow,
-                       width, offsets, across, along, lines, prm, palm, scratch, tan,
+def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, lrow, rcol,
+                       rrow, width, offsets, across, along, lines, prm, palm, scratch, tan,
                        out_body, out_h, out_tilt, out_section, out_lever, out_ratio, out_sc,
                        out_st, out_stilt, out_score):
     """The depth terms of candidates idx (indices into every per-candidate array).
 
     image : (H, W) uint8, anything the fingers meet; height : (H, W) float32 metres above the
     fingertips (NaN unseen); footprint : (H, W) uint8, the target's whole footprint (1 x 1
-    zero: none); xs, ys, ts : float64 px, px, rad; lcol, lrow, rcol, rrow : float32 the
+    zero: none); below : (H, W) float32, the whole target's surface in metres above the
+    fingertips, negative under them (NaN off the footprint; 1 x 1 NaN: none); xs, ys, ts : float64 px, px, rad; lcol, lrow, rcol, rrow : float32 the
     primary contacts' pixels (NaN: none); width : float32 px between the contacts; offsets :
     (n,) float64 grasp-line offsets px; across (int64 line indices) x along (float64 px
     beyond the open finger) : the finger bodies' samples; lines : the offsets the tilt profile
@@ -357,7 +420,8 @@ def depth_terms_kernel(image, height, footprint, idx, xs, ys, ts, lcol, lrow, rc
         for k in range(ch * chunk, min((ch + 1) * chunk, n)):
             i = idx[k]
             body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, factor = _one(
-                image, height, footprint, xs[i], ys[i], ts[i], float(lcol[i]), float(lrow[i]),
+                image, height, footprint, below, xs[i], ys[i], ts[i], float(lcol[i]),
+                float(lrow[i]),
                 float(rcol[i]), float(rrow[i]), float(width[i]), offsets, across, along, lines,
                 prm, wide and palm[k], xs_buf, zs_buf)
             out_body[i] = body

@@ -20,7 +20,9 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   axis), the contact normals lean out of the horizontal: the larger of the angle the
   side's heights inwards of the contact give (an arc fitted to them) and the undercut's
   (the footprint running on beyond the contact, read as a circle); none where the heights
-  rise as a wall (a step: the footprint below runs on, the side the pads meet does not lean);
+  rise as a wall (a step: the footprint below runs on, the side the pads meet does not lean),
+  unless the surface running on under the fingertips reaches their plane at the contact:
+  then the pad's lower edge presses that surface, and its lean counts (a bottle's shoulder);
   1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside. And 0 where
   the section under such a contact (the whole footprint along the closing line) is wider than
   the stroke: the pads can never reach around it, so the grasp is a wedge pinch on its top.
@@ -59,6 +61,14 @@ PALM_OUTLINE_BIAS_M = 0.0025
 # noise; the finger's average is within about 1 mm)
 TILT_PROFILE_M = 0.015
 TILT_FIT_TOL_M = 0.002
+# the surface under the fingertips' plane beyond a contact (where the footprint runs on):
+# read this far out, it meets the pad's lower edge when a line through it reaches within
+# BELOW_REACH_M of the plane at the contact (the D400's depth steps and the outline's bias
+# are each about that size), and a lean of more than LEDGE_LEAN_RAD is a ledge the pad
+# passes over, not a side it presses (docs/scoring.md, "The upright mustard bottle")
+BELOW_SPAN_M = 0.005
+BELOW_REACH_M = 0.004
+LEDGE_LEAN_RAD = math.radians(60.0)
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,9 @@ class DepthView:
     width_m, width_uncertainty_m : the target's narrowest width as the camera measured it and
         the bound of that measurement's error, metres (vision.seen_width); NaN: the width is
         the target mask's (narrowest_width_m), taken as exact.
+    footprint_height_m : (H, W) float, the height of the whole target's seen surface above
+        the fingertip plane, metres, negative under it (NaN off the footprint), or None; says
+        whether the side running on under a contact meets the pad's lower edge, and its lean.
     """
 
     height_m: np.ndarray
@@ -149,6 +162,7 @@ class DepthView:
     footprint: np.ndarray | None = None
     width_m: float = math.nan
     width_uncertainty_m: float = math.nan
+    footprint_height_m: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         h = np.asarray(self.height_m)
@@ -158,6 +172,9 @@ class DepthView:
         if self.footprint is not None and np.shape(self.footprint) != h.shape:
             raise ValueError(f"DepthView: footprint must have height_m's shape {h.shape}, got "
                              f"{np.shape(self.footprint)}")
+        if self.footprint_height_m is not None and np.shape(self.footprint_height_m) != h.shape:
+            raise ValueError(f"DepthView: footprint_height_m must have height_m's shape "
+                             f"{h.shape}, got {np.shape(self.footprint_height_m)}")
         if not (math.isnan(self.mass_kg) or self.mass_kg >= 0):
             raise ValueError(f"DepthView: mass_kg must be >= 0 or NaN, got {self.mass_kg!r}")
 
@@ -173,6 +190,12 @@ class DepthView:
         """footprint as a contiguous uint8 array; a 1 x 1 zero without a footprint."""
         return np.zeros((1, 1), np.uint8) if self.footprint is None \
             else np.ascontiguousarray(self.footprint, np.uint8)
+
+    @cached_property
+    def below32(self) -> np.ndarray:
+        """footprint_height_m as a contiguous float32 array; a 1 x 1 NaN without one."""
+        return np.full((1, 1), np.nan, np.float32) if self.footprint_height_m is None \
+            else np.ascontiguousarray(self.footprint_height_m, np.float32)
 
     @cached_property
     def max_height_m(self) -> float:
@@ -281,8 +304,9 @@ def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, tan_score: np.ndar
     scratch = np.empty((chunk_count(idx.size), 2, int(prm[DK.Q_PROFILE_PX]) + 1))
     f32 = lambda a: np.ascontiguousarray(a, np.float32)  # noqa: E731
     DK.depth_terms_kernel(np.ascontiguousarray(image, np.uint8), view.height32, view.footprint8,
-                          idx, x, y, theta, f32(contact_left[0]), f32(contact_left[1]),
-                          f32(contact_right[0]), f32(contact_right[1]), f32(width_px), offsets,
+                          view.below32, idx, x, y, theta, f32(contact_left[0]),
+                          f32(contact_left[1]), f32(contact_right[0]), f32(contact_right[1]),
+                          f32(width_px), offsets,
                           across, along, lines, prm, palm, scratch,
                           f32(tan_score), out.body_collision, out.contact_height_m,
                           out.contact_tilt_rad, out.section_m, out.lever_m, out.torque_ratio,
@@ -348,6 +372,9 @@ def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r:
     prm[DK.Q_FIT_TOL_PX] = TILT_FIT_TOL_M / m
     centre = (math.nan, math.nan) if view.centre_of_mass_px is None else view.centre_of_mass_px
     prm[DK.Q_CENTRE_COL], prm[DK.Q_CENTRE_ROW] = centre
+    prm[DK.Q_BELOW_PX] = BELOW_SPAN_M / m
+    prm[DK.Q_BELOW_REACH_M] = BELOW_REACH_M
+    prm[DK.Q_LEDGE_RAD] = LEDGE_LEAN_RAD
     return prm
 
 

@@ -254,6 +254,8 @@ class ProjectedObject:
             depth = np.minimum(depth, surface_depth(near, lo, shape, m, drawn))
         with np.errstate(invalid="ignore"):
             height = np.where(np.isfinite(depth), np.float32(tip) - depth, np.float32(np.nan))
+            below = np.where(whole & np.isfinite(whole_depth), np.float32(tip) - whole_depth,
+                             np.float32(np.nan))
 
         T_base_plane = np.eye(4)
         T_base_plane[:3, :3] = R
@@ -263,7 +265,8 @@ class ProjectedObject:
                           metres_per_px=m, T_base_plane=T_base_plane,
                           grasp_height_m=float(centre[2]), insertion_depth_m=tip - top,
                           height_m=height.astype(np.float32), floor_m=support_depth - tip,
-                          volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole)
+                          volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole,
+                          footprint_height_m=below.astype(np.float32))
 
 
 def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,

@@ -117,6 +117,9 @@ class Silhouette:
         ``attached`` pixels' volume joined in when silhouette() was given some.
     footprint : (H, W) bool, the whole target seen along the approach, below the fingertips
         too (what runs on under a contact tilts it).
+    footprint_height_m : (H, W) float32, the height of the whole target's seen surface above
+        the fingertip plane, metres, negative below it (NaN off the footprint): whether what
+        runs on under a contact reaches the pad's lower edge.
     """
 
     image: np.ndarray
@@ -130,6 +133,7 @@ class Silhouette:
     volume_m3: float = 0.0
     centre_of_mass_px: np.ndarray | None = None
     footprint: np.ndarray | None = None
+    footprint_height_m: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         check_mask(self.image, "Silhouette.image")
@@ -221,7 +225,8 @@ class Silhouette:
             centre = None
         return DepthView(self.height_m, self.metres_per_px,
                          None if centre is None else (float(centre[0]), float(centre[1])),
-                         float(mass_kg), self.footprint)
+                         float(mass_kg), self.footprint,
+                         footprint_height_m=self.footprint_height_m)
 
     def gripper_projection(self, finger_width_m: float, open_width_m: float,
                            n_lines: int | None = None) -> GripperProjection:

@@ -432,3 +432,76 @@ def test_physical_terms_refuses_arrays_that_do_not_match_by_name(bad, message):
     physical_terms(**args)  # as given: fine
     with pytest.raises(ValueError, match=message):
         physical_terms(**{**args, **bad})
+
+
+def _sloping_on(lean_deg: float | None, step_m: float = 0.0, beyond_px: int = 10):
+    """A 60 x 40 box 20 mm above the fingertips (a cap over a shoulder: its heights rise as a
+    wall) whose footprint runs on beyond_px past it, the surface out there falling from
+    step_m under the fingertips' plane by 1 / tan(lean) metres a metre outwards (lean None:
+    flat, a ledge step_m under the plane); the box mask, its footprint and those heights."""
+    from scipy.ndimage import distance_transform_edt
+
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    foot = rectangle(SHAPE, (150.0, 110.0), 60 + 2 * beyond_px, 40 + 2 * beyond_px)
+    out_m = distance_transform_edt(box == 0) * M  # rectangle() is uint8
+    fall = 0.0 if lean_deg is None else 1.0 / math.tan(math.radians(lean_deg))
+    below = np.where(box, 0.02, -step_m - out_m * fall)
+    return box, foot, np.where(foot, below, np.nan).astype(np.float32)
+
+
+@pytest.mark.parametrize("lean_deg", [5.0, 12.0, 30.0, 45.0])
+def test_a_side_sloping_on_under_the_fingertips_leans_the_pad_edges_contact(lean_deg):
+    """An upright bottle's cap over a sloping shoulder, the fingertips where the shoulder
+    crosses their plane: the cap rises as a wall, but the pads' lower edges press the
+    shoulder (the simulated mustard bottle's pads met it leaning 28-31° and it slid out at
+    μ 0.5). The lean read from the surface under the plane is the shoulder's, within 2°,
+    and with taped pads (a 26.6° cone: 1 up to 6.6°, 0 from 21.6°) a 30° shoulder scores 0,
+    a 12° one about 0.6 and a 5° one 1."""
+    box, foot, below = _sloping_on(lean_deg)
+    taped = dataclasses.replace(JAW, friction=0.5)
+    sc = score_candidates(box, *across_box(), PROJ, jaw=taped,
+                          depth=DepthView(heights(box, 0.02), M, footprint=foot,
+                                          footprint_height_m=below))
+    assert math.degrees(sc.contact_tilt_rad[0]) == pytest.approx(lean_deg, abs=2.0)
+    expected = {5.0: 1.0, 12.0: (21.57 - 12.0) / 15.0, 30.0: 0.0, 45.0: 0.0}[lean_deg]
+    assert sc.score_tilt[0] == pytest.approx(expected, abs=0.01)
+    without = score_candidates(box, *across_box(), PROJ, jaw=taped,
+                               depth=DepthView(heights(box, 0.02), M, footprint=foot))
+    assert without.contact_tilt_rad[0] == 0.0  # the wall alone: no lean
+
+
+@pytest.mark.parametrize("lean_deg, step_m, why", [
+    (30.0, 0.012, "a shoulder 12 mm under the fingertips: the pads pass above it"),
+    (None, 0.002, "a ledge 2 mm under them: flat, the pads pass over it"),
+    (30.0, -0.010, "the target runs on 10 mm above the plane out there: no side under the pad"),
+])
+def test_a_surface_under_the_fingertips_the_pad_does_not_press_is_no_lean(lean_deg, step_m, why):
+    box, foot, below = _sloping_on(lean_deg, step_m)
+    sc = score_candidates(box, *across_box(), PROJ, jaw=dataclasses.replace(JAW, friction=0.5),
+                          depth=DepthView(heights(box, 0.02), M, footprint=foot,
+                                          footprint_height_m=below))
+    assert sc.contact_tilt_rad[0] == 0.0 and sc.score_tilt[0] == 1.0, why
+
+
+@settings(max_examples=60, deadline=None)
+@given(lean_deg=st.floats(15.0, 55.0), reach_mm=st.floats(-2.0, 2.0),
+       cx=st.integers(20, 40), cy=st.integers(20, 40), angle=st.floats(0.0, 2 * math.pi))
+def test_the_lean_under_the_plane_is_the_slopes_wherever_it_reaches_the_plane(
+        lean_deg, reach_mm, cx, cy, angle):
+    """Property: a plane surface falling away from contact pixel (cx, cy) in direction angle
+    at lean_deg from the vertical, reaching the fingertips' plane within 2 mm of the contact,
+    reads as lean_deg (within 2°: the samples are whole pixels); moved 8 mm further under
+    the plane it reads 0 (a step). Leans from 15°, where the tilt factor starts to fall
+    with taped pads: under that a pixel's rounding moves a steep side by millimetres."""
+    from scoring._depth_kernel import _below_lean  # private kernel, against its geometry
+
+    ux, uy = math.cos(angle), math.sin(angle)
+    rows, cols = np.mgrid[0:64, 0:64]
+    out_m = ((cols - cx) * ux + (rows - cy) * uy) * M  # distance outwards from the contact
+    fall = 1.0 / math.tan(math.radians(lean_deg))
+    offsets = np.array([-6.0, -2.0, 2.0, 6.0])
+    for extra_m, expected in ((0.0, lean_deg), (0.008, 0.0)):
+        below = (-(reach_mm * 1e-3 + extra_m) - out_m * fall).astype(np.float32)
+        lean = _below_lean(below, float(cx), float(cy), ux, uy, offsets, 5.0, M, 0.004,
+                           math.radians(60.0))
+        assert math.degrees(lean) == pytest.approx(expected, abs=2.0)

@@ -235,6 +235,41 @@ def test_a_lying_can_pinched_above_its_axis_leans_its_contacts_by_the_undercut(r
     assert sc.section_m[0] == pytest.approx(2 * radius, abs=0.006)
 
 
+def test_the_footprints_heights_are_the_whole_surface_above_and_under_the_fingertips():
+    """The footprint's heights carry the whole target's seen surface: on the part above the
+    fingertips they are the silhouette's own heights, beyond the contacts they fall under
+    the plane the way a lying can's side does (the fingertips insertion under its top, the
+    side at sqrt(r² - y²) above its axis, y off it; within the sensor's steps), and off the
+    footprint there are none."""
+    radius, insertion = 0.03, 0.02
+    can = lying_cylinder(0.0, 0.0, radius, 0.12, yaw=0.0)
+    frame = render(Scene([can]), DOWN, noise=True, seed=7)
+    seg = TabletopSegmenter()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=insertion, support=seg.last_plane)
+    below = sil.footprint_height_m
+    assert below is not None and below.shape == sil.image.shape
+    np.testing.assert_array_equal(np.isfinite(below), sil.footprint)
+    above = sil.target & np.isfinite(sil.height_m)
+    np.testing.assert_allclose(below[above], sil.height_m[above], atol=1e-6)
+    # across the can, through its middle: the surface's fall under the plane at each offset
+    cols, rows = np.nonzero(sil.footprint)[::-1]
+    pts = sil.points_m(cols, rows)[:, :2] - can.T[:2, 3]
+    axis = can.T[:2, 2] / np.linalg.norm(can.T[:2, 2])
+    along = pts @ axis
+    mid = np.abs(along) < 0.04  # away from the can's ends
+    y = np.abs(pts[mid] @ np.array([-axis[1], axis[0]]))  # off the axis, metres
+    seen = below[rows[mid], cols[mid]]
+    # the fall from the can's top, seen against its shape (the top itself is the silhouette's
+    # estimate, a percentile of noisy readings: a millimetre or two off the true one)
+    fall = radius - np.sqrt(np.clip(radius ** 2 - y ** 2, 0, None))
+    top = np.median(seen[y < 0.003])
+    assert top == pytest.approx(insertion, abs=0.004)
+    ok = y < 0.9 * radius  # the side's last millimetres are grazing: holes and steps
+    assert np.median(np.abs((top - seen[ok]) - fall[ok])) < 0.002
+    assert seen.min() < -0.005  # it does run on under the fingertips, at its grazing sides
+
+
 def test_a_lying_can_wider_than_the_stroke_gets_no_grasp_on_its_top():
     """A lying can 100 mm across, 120 mm long: the chord 20 mm under its top is 80 mm, so
     Tan's measure scores pinches across it highly, but the pads meet it above a section wider
