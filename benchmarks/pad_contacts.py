@@ -33,12 +33,14 @@ OFFSETS_M = (-0.010, -0.005, 0.0, 0.005, 0.010, 0.015)  # fingertips raised (+) 
 @dataclass
 class Contact:
     """One pad-object contact: point (world, m), normal (world, pointing into the object),
-    normal force (N), and which pad ("L" or "R")."""
+    normal force (N), which pad ("L" or "R") and which object (the simulator's instance,
+    1 for the first)."""
 
     pad: str
     point: np.ndarray
     normal: np.ndarray
     force_n: float
+    instance: int = 1
 
 
 @dataclass
@@ -89,8 +91,8 @@ def one_object_cell(cell_file: str, ycb: str, seed: int, friction: float | None,
     return cell, sim
 
 
-def _contacts(sim) -> list[Contact]:
-    """The pads' contacts with the object now."""
+def pad_contacts(sim) -> list[Contact]:
+    """The pads' contacts with the objects now."""
     import mujoco
 
     w = sim.world
@@ -106,7 +108,7 @@ def _contacts(sim) -> list[Contact]:
                 mujoco.mj_contactForce(m, d, i, f6)
                 n = sign * np.array(c.frame[:3])  # from the pad into the object
                 out.append(Contact("L" if pad_g in left else "R", np.array(c.pos), n,
-                                   float(f6[0])))
+                                   float(f6[0]), int(w.geom_instance[obj_g])))
     return out
 
 
@@ -176,7 +178,7 @@ def execute(cell, sim, T_plan: np.ndarray, offset_m: float, tcp_to_tip_m: float,
                        timeout_s=cfg.gripper.timeout_s)
         finally:
             del sim.step
-        run.contacts = _contacts(sim)
+        run.contacts = pad_contacts(sim)
         run.section_end = section_points(sim, T)
         run.pads_end = _pad_boxes(sim, T)
         z0 = w.T_world_object(0)[2, 3]

@@ -76,6 +76,22 @@ def _side_height(height, cx, cy, ux, uy, probe_px):
 
 
 @nb.njit(cache=True, inline="always")
+def _line_pixel(cx, cy, ux, uy, k, off):
+    """(row, column) of the pixel k steps along (ux, uy) from (cx, cy) on the grasp line
+    off pixels across it (rounded to the nearest pixel; may lie outside an image)."""
+    row = int(np.floor(cy + k * uy + off * ux + 0.5))
+    return row, int(np.floor(cx + k * ux - off * uy + 0.5))
+
+
+@nb.njit(cache=True, inline="always")
+def _read(image, row, col):
+    """image[row, col]; NaN outside the image."""
+    if 0 <= row < image.shape[0] and 0 <= col < image.shape[1]:
+        return image[row, col]
+    return np.nan
+
+
+@nb.njit(cache=True, inline="always")
 def _undercut(footprint, cx, cy, ux, uy, limit_px):
     """How far (pixels) the object's whole footprint runs on outwards from contact (cx, cy)
     along (ux, uy): the part of it under the fingertip plane that the pad cannot reach."""
@@ -133,13 +149,11 @@ def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
                     seen += 1
         else:
             for off in offsets:
-                col = int(np.floor(cx + k * ux - off * uy + 0.5))
-                row = int(np.floor(cy + k * uy + off * ux + 0.5))
-                if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
-                    v = height[row, col]
-                    if v == v:
-                        total += v
-                        seen += 1
+                row, col = _line_pixel(cx, cy, ux, uy, k, off)
+                v = _read(height, row, col)
+                if v == v:
+                    total += v
+                    seen += 1
         if seen == 0:
             continue
         x, z = float(k), total / seen / m
@@ -192,16 +206,14 @@ def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
         total = out = 0.0
         seen = 0
         for off in offsets:
-            col = int(np.floor(cx + k * ux - off * uy + 0.5))
-            row = int(np.floor(cy + k * uy + off * ux + 0.5))
-            if 0 <= row < below.shape[0] and 0 <= col < below.shape[1]:
-                v = below[row, col]
-                if v == v:
-                    total += v
-                    out += (col - cx) * ux + (row - cy) * uy  # the pixel's own distance out
-                    seen += 1
-                    if v > top:
-                        top = v
+            row, col = _line_pixel(cx, cy, ux, uy, k, off)
+            v = _read(below, row, col)
+            if v == v:
+                total += v
+                out += (col - cx) * ux + (row - cy) * uy  # the pixel's own distance out
+                seen += 1
+                if v > top:
+                    top = v
         if top == -np.inf:
             break  # the footprint ends: what lies beyond is no part of this side
         if top > reach_m:
