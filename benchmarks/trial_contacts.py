@@ -62,12 +62,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\rtrial {k + 1} of {args.trial - 1} before it", end="", file=sys.stderr)
             cell.pick_record()
         print(file=sys.stderr)
-        world = sim.world
         grip, arm = cell.devices.gripper, cell.devices.arm
         close, lift = grip.grasp, arm.lift
 
-        def names() -> list[str]:
-            return [getattr(o, "name", f"object {k + 1}") for k, o in enumerate(world.objects)]
+        def names() -> list[str]:  # the world of the table the trial picks from (a new
+            # table is a new world)
+            return [getattr(o, "name", f"object {k + 1}")
+                    for k, o in enumerate(sim.world.objects)]
 
         def closed(*a, **kw):
             out = close(*a, **kw)
