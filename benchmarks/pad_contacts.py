@@ -74,14 +74,17 @@ def one_object_cell(cell_file: str, ycb: str, seed: int, friction: float | None,
     import msgspec
 
     from benchmarks.bench_cell import cell_config
-    from onboard import PickingCell, config_hash
+    from onboard import CellFileError, PickingCell, config_hash
 
     folder = Path(ycb).resolve() / name
     if not folder.is_dir():
         raise SystemExit(f"pad_contacts: no YCB object {name!r}: {folder} is not a folder")
     tmp = Path(tempfile.mkdtemp(prefix="pad_contacts_"))
     (tmp / name).symlink_to(folder)
-    config = cell_config(seed, tmp / "log", str(tmp), cell_file, friction)
+    try:
+        config = cell_config(seed, tmp / "log", str(tmp), cell_file, friction)
+    except CellFileError as exc:
+        raise SystemExit(f"pad_contacts: {exc}") from None
     config = msgspec.structs.replace(config, sim=msgspec.structs.replace(
         config.sim, objects_per_table=[1, 1]))
     cell = PickingCell(config, config_hash(config), mode="best")

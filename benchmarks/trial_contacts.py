@@ -49,12 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     import msgspec
 
     from benchmarks.bench_cell import cell_config
-    from onboard import CameraConfig, PickingCell, config_hash
+    from onboard import CameraConfig, CellFileError, PickingCell, config_hash
 
+    try:
+        w_px, h_px = (int(v) for v in args.image.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"trial_contacts: --image must be WxH in pixels (640x480), "
+                         f"got {args.image!r}") from None
     mode, seed = ("validate", args.seed) if args.validate else ("best", args.seed + 1)
-    config = cell_config(seed, Path(tempfile.mkdtemp(prefix="trial_contacts_")), args.ycb,
-                         args.cell, args.pad_friction)
-    w_px, h_px = (int(v) for v in args.image.lower().split("x"))
+    try:
+        config = cell_config(seed, Path(tempfile.mkdtemp(prefix="trial_contacts_")), args.ycb,
+                             args.cell, args.pad_friction)
+    except CellFileError as exc:
+        raise SystemExit(f"trial_contacts: {exc}") from None
     config = msgspec.structs.replace(config, camera=CameraConfig(width_px=w_px, height_px=h_px))
     with PickingCell(config, config_hash(config), mode=mode) as cell:
         sim = cell.devices.truth

@@ -266,7 +266,7 @@ class ProjectedObject:
                           grasp_height_m=float(centre[2]), insertion_depth_m=tip - top,
                           height_m=height.astype(np.float32), floor_m=support_depth - tip,
                           volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole,
-                          footprint_height_m=below.astype(np.float32))
+                          footprint_height_m=below.astype(np.float32, copy=False))
 
 
 def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,
