@@ -5,7 +5,9 @@ file, pad friction, seed and pass lay the same tables and pick the same grasps. 
 the pass again up to trial N and, for that trial, prints each pad's contacts with the
 objects at the end of the closing (point, how far the contact normal leans out of the
 horizontal, normal force) and where the object is after the lift, with the trial's outcome:
-why a high-scored grasp failed (docs/scoring.md, "The upright mustard bottle").
+why a high-scored grasp failed (docs/scoring.md, "The upright mustard bottle"). Where the
+approach ends in a protective stop, it prints the pads' contacts at the stop instead: what a
+finger landed on (docs/scoring.md, "Fingers landing on the far side").
 
 Run from the repository root (a minute or less: the trials before N are picked again):
 
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             cell.pick_record()
         print(file=sys.stderr)
         grip, arm = cell.devices.gripper, cell.devices.arm
-        close, lift = grip.grasp, arm.lift
+        close, lift, approach = grip.grasp, arm.lift, arm.approach
 
         def names() -> list[str]:  # the world of the table the trial picks from (a new
             # table is a new world)
@@ -89,11 +91,18 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(contact_rows(pad_contacts(sim), names())) or "  no contact")
             return out
 
-        grip.grasp, arm.lift = closed, lifted
+        def approached(*a, **kw):  # a protective stop on the way down: what the pads hit
+            out = approach(*a, **kw)
+            if not out.reached:
+                print(f"the approach stopped ({out.message}); the pads' contacts then:")
+                print("\n".join(contact_rows(pad_contacts(sim), names())) or "  no contact")
+            return out
+
+        grip.grasp, arm.lift, arm.approach = closed, lifted, approached
         try:
             rec = cell.pick_record()
         finally:
-            grip.grasp, arm.lift = close, lift
+            grip.grasp, arm.lift, arm.approach = close, lift, approach
         tcp = "none" if rec.T_base_tcp is None else \
             ", ".join(f"{v * 1e3:.0f}" for v in np.asarray(rec.T_base_tcp)[:3, 3])
         print(f"trial {args.trial}: {rec.object_label or 'no object'}, {rec.outcome}, score "
