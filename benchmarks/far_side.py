@@ -10,13 +10,15 @@ the side of each contact facing away from the camera reads:
 - clear: the finger's inner face's distance beyond the seen outline (metres);
 - band: where the camera's ray grazing that outline meets the fingertips' plane, beyond it
   (the seen outline's height above the plane times the ray's slope): what may be hidden;
-- rise: how much higher the surface is within RISE_PX pixels inwards (rounded, not a wall).
+- rise: how much higher the surface is within RISE_PX pixels inwards (rounded, not a wall);
+- mirrored: how much further the side facing the camera reaches from the top's middle;
 
 and counts, per rule, the held and failed grasps it would zero, and the AUC before and after
 (docs/scoring.md, "Fingers landing on the far side"). Rules: "band" (clear < band), "rounded"
 (and rise > --rise-mm), "jam" (and the pad's lower edge, meeting a circular section of half
 the seen width hidden below a lean of the ray's angle plus --grazing-deg, would press it into
-the support: lean + atan(pad friction) > atan(1 / --support-friction)).
+the support: lean + atan(pad friction) > atan(1 / --support-friction)); and "mirror" (clear
+under how much further the side facing the camera reaches from the middle of the top).
 
     .venv/bin/python -m benchmarks.far_side OUT/validate --cell benchmarks/jaws/short_pad.yaml \\
         --pad-friction 1.0
@@ -41,8 +43,8 @@ RISE_PX = 8  # silhouette pixels inwards from the contact read for the rise
 @dataclass(frozen=True)
 class FarSide:
     """One contact's side facing away from the camera: clear, band, height of the seen
-    outline above the fingertips' plane (h0) and rise, metres; ray_rad the camera ray's angle
-    from the approach in the closing plane; half_width_m half the seen section."""
+    outline above the fingertips' plane (h0), rise and mirrored, metres; ray_rad the camera
+    ray's angle from the approach in the closing plane; half_width_m half the seen section."""
 
     clear: float
     band: float
@@ -50,6 +52,7 @@ class FarSide:
     rise: float
     ray_rad: float
     half_width_m: float
+    mirrored: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ def far_sides(search, frame, masks, T_base_tcp: np.ndarray, open_width_m: float,
     u = np.array([math.cos(t), math.sin(t)])
     half_r = 0.5 * open_width_m / m
     heights = sil.height_m
+    extent = _mirror_extents(heights, sil.target, x, y, u, half_r)
     out = []
     for contact, outward in ((sc.contact_left[0], -u), (sc.contact_right[0], u)):
         p = np.asarray(contact, np.float64)
@@ -99,15 +103,38 @@ def far_sides(search, frame, masks, T_base_tcp: np.ndarray, open_width_m: float,
         h0, inner = float(read[0]), float(np.nanmax(read))
         tan_ray = -towards_camera / max(camera_h - h0, 1e-3)
         clear = (half_r - abs(float((p - np.array([x, y])) @ u))) * m
+        near, far = (extent[1], extent[0]) if outward @ u < 0 else (extent[0], extent[1])
         out.append(FarSide(clear, h0 * tan_ray, h0, inner - h0, math.atan(tan_ray),
-                           0.5 * float(sc.width_px[0]) * m))
+                           0.5 * float(sc.width_px[0]) * m, max(near - far, 0.0) * m))
     return float(sc.score[0]), out
+
+
+def _mirror_extents(heights: np.ndarray, target: np.ndarray, x: float, y: float,
+                    u: np.ndarray, half_r: float) -> tuple[float, float]:
+    """(left, right) extents (px) of the target along the grasp line through (x, y) from the
+    middle of its top (the heights within 2 mm of the highest); NaN where it is not seen."""
+    ks = np.arange(-int(half_r), int(half_r) + 1, dtype=np.float64)
+    cols = np.rint(x + ks * u[0]).astype(int)
+    rows = np.rint(y + ks * u[1]).astype(int)
+    ok = (rows >= 0) & (rows < heights.shape[0]) & (cols >= 0) & (cols < heights.shape[1])
+    ks, rows, cols = ks[ok], rows[ok], cols[ok]
+    on = target[rows, cols] & np.isfinite(heights[rows, cols])
+    if not on.any():
+        return math.nan, math.nan
+    h = heights[rows, cols]
+    top = np.nanmax(np.where(on, h, np.nan))
+    middle = float(np.mean(ks[on & (h >= top - 0.002)]))
+    return middle - float(ks[on].min()), float(ks[on].max()) - middle
 
 
 def zeroed(g: Graded, rule: str, rise_m: float, grazing_rad: float, pad_mu: float,
            support_mu: float) -> bool:
     """Whether the rule zeroes the grasp (see the module's docstring)."""
     for f in g.far:
+        if rule == "mirror":  # the far side as far out as the near one, from the top's middle
+            if f.clear < f.mirrored:
+                return True
+            continue
         if not f.clear < f.band:
             continue
         if rule == "band":
@@ -178,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
           f"AUC as replayed {auc(s, y):.3f}\n")
     print("| rule | zeroes held | zeroes failed | of them approach stops | AUC after |")
     print("|---|---|---|---|---|")
-    for rule in ("band", "rounded", "jam"):
+    for rule in ("band", "rounded", "jam", "mirror"):
         z = np.array([zeroed(g, rule, args.rise_mm * 1e-3, math.radians(args.grazing_deg),
                              args.pad_friction, args.support_friction) for g in graded])
         print(f"| {rule} | {int((z & y).sum())} | {int((z & ~y).sum())} | "
