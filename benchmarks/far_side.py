@@ -168,10 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     import msgspec
     from tqdm import tqdm
 
-    from onboard import CameraConfig, PickingCell, TrialLog, config_hash
+    from onboard import CameraConfig, CellFileError, PickingCell, TrialLog, config_hash
     from onboard.loop import ImageSearch
 
-    w_px, h_px = (int(v) for v in args.image.lower().split("x"))
+    try:
+        w_px, h_px = (int(v) for v in args.image.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"far_side: --image must be WxH in pixels (640x480), "
+                         f"got {args.image!r}") from None
     recs = []
     for d in args.logs:
         if not (d / "trials.sqlite").is_file():
@@ -180,8 +184,11 @@ def main(argv: list[str] | None = None) -> int:
         log = TrialLog(d)
         recs += [(log, r) for r in log.records()
                  if r.success is not None and r.T_base_tcp is not None]
-    config = cell_config(0, Path(tempfile.mkdtemp(prefix="far_side_")), None, args.cell,
-                         args.pad_friction)
+    try:
+        config = cell_config(0, Path(tempfile.mkdtemp(prefix="far_side_")), None, args.cell,
+                             args.pad_friction)
+    except CellFileError as exc:
+        raise SystemExit(f"far_side: {exc}") from None
     config = msgspec.structs.replace(config, camera=CameraConfig(width_px=w_px, height_px=h_px))
     graded = []
     with PickingCell(config, config_hash(config)) as cell:
