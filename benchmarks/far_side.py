@@ -77,7 +77,9 @@ def far_sides(search, frame, masks, T_base_tcp: np.ndarray, open_width_m: float,
     i = nearest_mask(frame, masks, tip)
     projected = search.projected(frame, masks, i)
     sils = [projected.at(d) for d in search.insertions()]
-    sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2] @ (tip - v.T_base_plane[:3, 3]))))
+    # the insertion whose fingertip plane the grasp's tips lie in, as score_pose takes it
+    sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2]
+                                            @ (tip - v.T_base_plane[:3, 3]))))
     x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)
     sc = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),
                           search.projection, target=sil.target,
@@ -98,8 +100,11 @@ def far_sides(search, frame, masks, T_base_tcp: np.ndarray, open_width_m: float,
         towards_camera = float(outward @ (camera_px - p)) * m
         if towards_camera >= 0.0:
             continue  # this side faces the camera: seen down to its widest point
-        read = [heights[int(round(p[1] - k * outward[1])), int(round(p[0] - k * outward[0]))]
-                for k in range(RISE_PX + 1)]
+        rows = np.clip(np.rint(p[1] - np.arange(RISE_PX + 1) * outward[1]).astype(int), 0,
+                       heights.shape[0] - 1)
+        cols = np.clip(np.rint(p[0] - np.arange(RISE_PX + 1) * outward[0]).astype(int), 0,
+                       heights.shape[1] - 1)
+        read = heights[rows, cols]
         h0, inner = float(read[0]), float(np.nanmax(read))
         tan_ray = -towards_camera / max(camera_h - h0, 1e-3)
         clear = (half_r - abs(float((p - np.array([x, y])) @ u))) * m
