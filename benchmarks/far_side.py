@@ -66,24 +66,12 @@ class Graded:
     far: list[FarSide]
 
 
-def far_sides(search, frame, masks, T_base_tcp: np.ndarray, open_width_m: float,
-              tcp_to_tip_m: float) -> tuple[float, list[FarSide]]:
-    """(score, far sides) of the grasp at T_base_tcp as the image search scores it."""
-    from onboard.loop import nearest_mask
-    from scoring import score_candidates
-
-    T = np.asarray(T_base_tcp)
-    tip = T[:3, 3] + tcp_to_tip_m * T[:3, 2]
-    i = nearest_mask(frame, masks, tip)
-    projected = search.projected(frame, masks, i)
-    sils = [projected.at(d) for d in search.insertions()]
-    # the insertion whose fingertip plane the grasp's tips lie in, as score_pose takes it
-    sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2]
-                                            @ (tip - v.T_base_plane[:3, 3]))))
-    x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)
-    sc = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),
-                          search.projection, target=sil.target,
-                          **search.measure_kw(frame, masks[i], sil))
+def far_sides(search, frame, masks, T_base_tcp: np.ndarray,
+              open_width_m: float) -> tuple[float, list[FarSide]]:
+    """(score, far sides) of the grasp at T_base_tcp as the image search scores it
+    (ImageSearch.scored_pose, as score_pose)."""
+    scored = search.scored_pose(frame, masks, np.asarray(T_base_tcp))
+    sil, sc, x, y, t = scored.silhouette, scored.scores, scored.x_px, scored.y_px, scored.theta_rad
     m = sil.metres_per_px
     R = sil.T_base_plane[:3, :3]
     q = R.T @ (frame.T_base_camera[:3, 3] - sil.T_base_plane[:3, 3])
@@ -206,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             masks = cell.loop.segmenter.segment(frame)
             if not masks:
                 continue
-            score, far = far_sides(search, frame, masks, r.T_base_tcp, grip.open_width_m,
-                                   grip.tcp_to_tip_m)
+            score, far = far_sides(search, frame, masks, r.T_base_tcp, grip.open_width_m)
             stop = "protective stop" in (r.error or "") and "approach" in (r.error or "")
             graded.append(Graded(bool(r.success), stop, score, far))
     s = np.array([g.score for g in graded])

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from drivers.camera import RGBDFrame
-from scoring import DepthParams, SearchParams, score_candidates, search_grasps
+from scoring import DepthParams, Scores, SearchParams, score_candidates, search_grasps
 from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_width, touching
 
 from .._cellfile import CellConfig
@@ -204,6 +204,16 @@ class ImageSearch:
         """(score, features by name) of a straight-down grasp at T_base_tcp (base frame, a
         checked TCP pose) on the segmented object nearest its fingertips' point in the
         camera image, with the search's silhouette whose fingertip plane it lies in."""
+        scored = self.scored_pose(frame, masks, T_base_tcp)
+        feats = features(scored.scores, 0)
+        if math.isfinite(scored.mass_kg):
+            feats["mass_kg"] = scored.mass_kg
+        return float(scored.scores.score[0]), feats
+
+    def scored_pose(self, frame: RGBDFrame, masks: list[ObjectMask],
+                    T_base_tcp: np.ndarray) -> ScoredPose:
+        """What score_pose reads for the grasp at T_base_tcp: its silhouette, its pixel
+        coordinates there and the scoring's output for it (contacts included)."""
         T = T_base_tcp
         tip = T[:3, 3] + self.config.gripper.tcp_to_tip_m * T[:3, 2]
         i = nearest_mask(frame, masks, tip)
@@ -215,10 +225,24 @@ class ImageSearch:
         kw = self.measure_kw(frame, masks[i], sil)
         scores = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),
                                   self.projection, target=sil.target, **kw)
-        feats = features(scores, 0)
-        if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
-            feats["mass_kg"] = kw["depth"].mass_kg
-        return float(scores.score[0]), feats
+        mass = kw["depth"].mass_kg if "depth" in kw else math.nan
+        return ScoredPose(i, sil, x, y, t, scores, float(mass))
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoredPose:
+    """A grasp pose scored as the image search scores it (ImageSearch.scored_pose): the
+    target's mask index, the silhouette whose fingertip plane the tips lie in, the grasp in
+    its pixels (x, y, θ in radians), the scoring's output for it (one candidate) and the
+    mass the depth terms took (kg; NaN without them)."""
+
+    mask_index: int
+    silhouette: Silhouette
+    x_px: float
+    y_px: float
+    theta_rad: float
+    scores: Scores
+    mass_kg: float
 
 
 def nearest_mask(frame: RGBDFrame, masks: list[ObjectMask], point_base: np.ndarray) -> int:

@@ -103,6 +103,26 @@ def test_a_logged_grasp_scores_again_as_planned_on_its_frame(cell):
         cell.loop.score_pose(plan.frame, tilted)
 
 
+def test_a_scored_pose_gives_the_planned_grasp_its_silhouette_and_contacts_on_the_target(cell):
+    """ImageSearch.scored_pose (what score_pose reads; the far-side benchmark reads its
+    contacts): the planned grasp's own pixel, angle and score, its target's mask, and both
+    contacts on the target's pixels of that silhouette."""
+    from onboard.loop import ImageSearch
+
+    plan = cell.loop.plan()
+    assert hasattr(plan.choice, "score"), plan.choice
+    search = next(s for s in cell.loop.planner.sources if isinstance(s, ImageSearch))
+    scored = search.scored_pose(plan.frame, plan.masks, plan.choice.T_base_tcp)
+    assert scored.mask_index == plan.mask_index
+    assert (scored.x_px, scored.y_px) == pytest.approx((plan.choice.x_px, plan.choice.y_px),
+                                                       abs=1e-6)
+    assert np.cos(scored.theta_rad - plan.choice.theta_rad) == pytest.approx(1.0, abs=1e-9)
+    assert float(scored.scores.score[0]) == pytest.approx(plan.choice.score, abs=1e-4)
+    target = scored.silhouette.target
+    for col, row in (scored.scores.contact_left[0], scored.scores.contact_right[0]):
+        assert target[int(round(row)), int(round(col))], (col, row)
+
+
 def test_dropped_frames_give_no_grasp_and_the_loop_goes_on(cell):
     cam = cell.devices.camera
     cam.faults = ["drop"] * (cell.config.camera.retries + 1)
