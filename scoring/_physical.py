@@ -439,16 +439,22 @@ def narrowest_width_m(target: np.ndarray, metres_per_px: float, n_angles: int = 
 
 def why_not_holdable(target: np.ndarray, jaw: JawLimits, view: DepthView) -> str:
     """Why the jaw cannot hold this target at all ("" if it may): wider than the stroke
-    every way by more than the width's measurement uncertainty (view.width_m and
-    view.width_uncertainty_m where measured; else the target mask's width, taken as exact),
-    or heavier than the pads' friction can lift."""
+    every way as seen (view.width_m, with view.width_uncertainty_m in the reason; else the
+    target mask's width, taken as exact), or heavier than the pads' friction can lift."""
     if math.isfinite(view.width_m):
         width = view.width_m
         unc = view.width_uncertainty_m if math.isfinite(view.width_uncertainty_m) else 0.0
-        if width - unc > jaw.stroke_m:
+        # The estimate itself against the stroke, not its lower bound: an object seen wider
+        # than the fully open jaw leaves the fingers no room to pass it even where it is
+        # really a little narrower (on the simulated cell nothing seen over 83.3 mm was held
+        # by an 85 mm stroke, while a plate 85.9 mm across, read 86.0-88.9, was tried within
+        # the uncertainty and never lifted: docs/scoring.md, "No grasp at all")
+        if width > jaw.stroke_m:
+            within = " (the stroke lies within that uncertainty)" if width - unc <= jaw.stroke_m \
+                else ""
             return (f"the object is {width * 1e3:.0f} ± {unc * 1e3:.0f} mm across at its "
                     f"narrowest as seen, wider than the jaw's {jaw.stroke_m * 1e3:.0f} mm "
-                    f"stroke by more than that uncertainty")
+                    f"stroke{within}")
     else:
         width = narrowest_width_m(target, view.metres_per_px)
         if width > jaw.stroke_m:

@@ -83,7 +83,7 @@ def test_a_box_clearly_wider_than_the_stroke_is_refused_with_its_width_and_uncer
     assert f"{seen.width_m * 1e3:.0f} ± {seen.uncertainty_m * 1e3:.0f} mm" in found.no_grasp
 
 
-def test_a_width_within_the_uncertainty_over_the_stroke_is_attempted_and_beyond_it_refused():
+def test_a_width_seen_over_the_stroke_is_refused_with_its_uncertainty_and_one_under_attempted():
     from scoring import DepthView, why_not_holdable
 
     target = np.zeros((200, 200), bool)
@@ -91,7 +91,15 @@ def test_a_width_within_the_uncertainty_over_the_stroke_is_attempted_and_beyond_
     base = DepthView(np.zeros((200, 200), np.float32), 0.001)
     jaw = JawLimits(stroke_m=STROKE_M)
     assert "wider than the jaw" in why_not_holdable(target, jaw, base)  # the mask, exact
+    # under the stroke, the stroke within the uncertainty: attempted (it may fit)
+    under = DepthView(base.height_m, 0.001, width_m=0.0845, width_uncertainty_m=0.003)
+    assert why_not_holdable(target, jaw, under) == ""
+    # over it, within the uncertainty: refused, the width and its uncertainty in the reason
     near = DepthView(base.height_m, 0.001, width_m=0.087, width_uncertainty_m=0.003)
-    assert why_not_holdable(target, jaw, near) == ""
+    why = why_not_holdable(target, jaw, near)
+    assert why.startswith("the object is 87 ± 3 mm across")
+    assert "the stroke lies within that uncertainty" in why
     far = DepthView(base.height_m, 0.001, width_m=0.089, width_uncertainty_m=0.003)
-    assert why_not_holdable(target, jaw, far).startswith("the object is 89 ± 3 mm across")
+    why = why_not_holdable(target, jaw, far)
+    assert why.startswith("the object is 89 ± 3 mm across")
+    assert "within that uncertainty" not in why
