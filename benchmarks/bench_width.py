@@ -9,8 +9,10 @@ mesh cut at the same fingertip plane (its part above, projected along the approa
 per kind, the median and p95 of the error (measured - true, mm) of the silhouette's width
 (what the stroke was compared with before) and of the width from the camera's readings
 (vision.seen_width, what it is compared with now), and how often the truth lies within the
-latter's stated uncertainty. A mask over more than one object, or over a piece of one, is
-left out (a segmentation error, not a width error).
+latter's stated uncertainty; then where the readings' error lies: each side of their outline
+against the truth along the truth's narrowest direction, the side facing the camera (near)
+and the one it sees over the object's top (far). A mask over more than one object, or over a
+piece of one, is left out (a segmentation error, not a width error).
 
     .venv/bin/python -m benchmarks.bench_width --tables 30 [--ycb ../shared/data/ycb]
         [--no-noise | --without edge_band|grazing|disparity|dropout]
@@ -38,9 +40,10 @@ NOISE_PART_NAMES = {"edge_band": "the holes beside depth steps", "grazing": "the
 CLEARANCE_M = 0.005  # scoring.clearance_m
 
 
-def feret_min_m(points_xy: np.ndarray) -> float:
-    """Minimum Feret diameter (metres) of 2-D points: the narrowest width of their convex
-    hull, the least extent over the directions normal to its edges (rotating calipers)."""
+def feret_min(points_xy: np.ndarray) -> tuple[float, np.ndarray]:
+    """Minimum Feret diameter (metres) of 2-D points and the unit direction it is measured
+    along: the narrowest width of their convex hull, the least extent over the directions
+    normal to its edges (rotating calipers)."""
     from scipy.spatial import ConvexHull
 
     hull = points_xy[ConvexHull(points_xy).vertices]
@@ -48,30 +51,63 @@ def feret_min_m(points_xy: np.ndarray) -> float:
     normals = np.stack([-edges[:, 1], edges[:, 0]], axis=1)
     normals /= np.linalg.norm(normals, axis=1, keepdims=True)
     proj = hull @ normals.T  # (hull points, directions)
-    return float((proj.max(axis=0) - proj.min(axis=0)).min())
+    extent = proj.max(axis=0) - proj.min(axis=0)
+    i = int(np.argmin(extent))
+    return float(extent[i]), normals[i]
+
+
+def feret_min_m(points_xy: np.ndarray) -> float:
+    """Minimum Feret diameter (metres) of 2-D points (feret_min without its direction)."""
+    return feret_min(points_xy)[0]
 
 
 def section_above(vertices: np.ndarray, faces: np.ndarray, z_cut: float) -> np.ndarray:
-    """(N, 2) x, y of a mesh's part above the plane z = z_cut (world frame, metres): its
+    """(N, 3) points of a mesh's part above the plane z = z_cut (world frame, metres): its
     vertices above and the points where its edges cross the plane."""
-    above = vertices[vertices[:, 2] >= z_cut, :2]
+    above = vertices[vertices[:, 2] >= z_cut]
     e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
     a, b = vertices[e[:, 0]], vertices[e[:, 1]]
     cross = (a[:, 2] - z_cut) * (b[:, 2] - z_cut) < 0
     t = (z_cut - a[cross, 2]) / (b[cross, 2] - a[cross, 2])
-    cut = a[cross, :2] + t[:, None] * (b[cross, :2] - a[cross, :2])
+    cut = a[cross] + t[:, None] * (b[cross] - a[cross])
     return np.concatenate([above, cut])
+
+
+def true_section(obj, T_world_object: np.ndarray, insertion_m: float = INSERTION_M,
+                 clearance_m: float = CLEARANCE_M) -> np.ndarray:
+    """(N, 3) world points (metres) of a simulated object's part that fingertips insertion_m
+    past its top meet (stopped clearance_m above the table at z = 0)."""
+    v, f = obj.visual
+    vw = v @ T_world_object[:3, :3].T + T_world_object[:3, 3]
+    top = float(vw[:, 2].max())
+    z_cut = max(top - insertion_m, min(top, clearance_m))
+    return section_above(vw, np.asarray(f), z_cut)
 
 
 def true_width_m(obj, T_world_object: np.ndarray, insertion_m: float = INSERTION_M,
                  clearance_m: float = CLEARANCE_M) -> float:
     """The narrowest width (metres) of a simulated object's part that fingertips insertion_m
     past its top meet (stopped clearance_m above the table at z = 0), seen from above."""
-    v, f = obj.visual
-    vw = v @ T_world_object[:3, :3].T + T_world_object[:3, 3]
-    top = float(vw[:, 2].max())
-    z_cut = max(top - insertion_m, min(top, clearance_m))
-    return feret_min_m(section_above(vw, np.asarray(f), z_cut))
+    return feret_min_m(true_section(obj, T_world_object, insertion_m, clearance_m)[:, :2])
+
+
+def side_errors_m(outline_xy: np.ndarray, section_base: np.ndarray, T_base_plane: np.ndarray,
+                  eye_base: np.ndarray) -> tuple[float, float]:
+    """(near, far) errors (metres, measured - true) of each side of the seen outline along
+    the truth's narrowest direction: outline_xy in the plane frame (vision.SeenWidth), the
+    true section (N, 3) and the camera's eye in the base frame; the far side is the one whose
+    outward normal points away from the eye (the side the camera sees over its top)."""
+    if outline_xy.shape[0] < 3:
+        return math.nan, math.nan
+    T_plane_base = np.linalg.inv(T_base_plane)
+    true_xy = (section_base @ T_plane_base[:3, :3].T + T_plane_base[:3, 3])[:, :2]
+    eye_xy = (T_plane_base[:3, :3] @ eye_base + T_plane_base[:3, 3])[:2]
+    _, u = feret_min(true_xy)
+    if float((eye_xy - true_xy.mean(axis=0)) @ u) > 0:
+        u = -u  # u points away from the eye: the far side
+    far = float((outline_xy @ u).max() - (true_xy @ u).max())
+    near = float((outline_xy @ -u).max() - (true_xy @ -u).max())
+    return near, far
 
 
 def kind_of(name: str) -> str:
@@ -97,6 +133,8 @@ class WidthSample:
     seen_m: float
     uncertainty_m: float
     distance_m: float
+    near_error_m: float = math.nan
+    far_error_m: float = math.nan
 
 
 def measure(tables: int, seed: int, ycb: str | None, image: tuple[int, int],
@@ -139,10 +177,14 @@ def measure(tables: int, seed: int, ycb: str | None, image: tuple[int, int],
                 except ValueError:
                     continue
                 seen = seen_width(frame, m, sil)
-                out.append(WidthSample(kind_of(obj.name), true_width_m(obj, T),
+                section = true_section(obj, T)
+                near, far = side_errors_m(seen.outline_xy, section, sil.T_base_plane,
+                                          frame.T_base_camera[:3, 3])
+                out.append(WidthSample(kind_of(obj.name), feret_min_m(section[:, :2]),
                                        narrowest_width_m(sil.target, 0.001), seen.width_m,
                                        seen.uncertainty_m, float(eye_z - sil.grasp_height_m
-                                                                 - sil.insertion_depth_m)))
+                                                                 - sil.insertion_depth_m),
+                                       near, far))
     return out
 
 
@@ -166,6 +208,23 @@ def table(samples: list[WidthSample]) -> None:
               f"{np.median(abs(raw)):.1f} | {np.percentile(abs(raw), 95):.1f} | "
               f"{np.median(cor):+.1f} | {np.median(abs(cor)):.1f} | "
               f"{np.percentile(abs(cor), 95):.1f} | {np.mean(abs(cor) <= unc):.0%} |")
+
+
+def side_table(samples: list[WidthSample]) -> None:
+    """Per kind: where the readings' error lies, the median and 10th percentile of each
+    side's error (mm) along the truth's narrowest direction, the side facing the camera
+    (near) and the side it sees over the top (far)."""
+    print("| kind | objects | near side: bias (median, mm) | p10 | far side: bias (median, mm) "
+          "| p10 |")
+    print("|---|---|---|---|---|---|")
+    for k in sorted({s.kind for s in samples}) + ["all"]:
+        sel = [s for s in samples if k in ("all", s.kind) and math.isfinite(s.far_error_m)]
+        if not sel:
+            continue
+        near = np.array([s.near_error_m for s in sel]) * 1e3
+        far = np.array([s.far_error_m for s in sel]) * 1e3
+        print(f"| {k} | {len(sel)} | {np.median(near):+.1f} | {np.percentile(near, 10):+.1f} | "
+              f"{np.median(far):+.1f} | {np.percentile(far, 10):+.1f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# narrowest width as seen, simulated D400 {args.image}{how}, {args.tables} tables, "
           f"seed {args.seed}; uncertainty {WIDTH_UNCERTAINTY_PX:g} camera pixels\n")
     table(samples)
+    print("\nEach side of the readings' outline against the truth, along the truth's narrowest "
+          "direction:\n")
+    side_table(samples)
     return 0
 
 

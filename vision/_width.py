@@ -12,13 +12,14 @@ pixels that have a depth reading, above the fingertip plane, their minimum Feret
 the projection plane (no pixel added: on the noise-free simulated D400 it reads the truth to
 0.0 mm, p95 0.7 mm). What remains is the pixel grid and the depth noise: the uncertainty,
 WIDTH_UNCERTAINTY_PX camera pixels at the object's distance. On curved outlines (scans) it
-reads about 2.6 mm narrow, mostly from the sensor's holes beside depth steps and at grazing
-angles (bench_width --without, docs/figures.md): not corrected here.
+reads about 2.6 mm narrow, mostly on the side the camera sees over the object's top, from
+the sensor's holes beside the depth step there and at grazing angles (bench_width, its
+per-side table and --without, docs/figures.md): not corrected here.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,11 +38,15 @@ class SeenWidth:
     """An object's narrowest width as seen, metres: width_m the estimate (the masked readings'
     minimum Feret diameter above the fingertips), uncertainty_m the bound of its error
     (WIDTH_UNCERTAINTY_PX camera pixels at the object's distance), and pixel_m one camera
-    pixel's footprint there. NaN width without a reading above the tips."""
+    pixel's footprint there. NaN width without a reading above the tips. outline_xy: the
+    readings' convex hull whose width that is, (N, 2) x, y in the silhouette's plane frame
+    (sil.T_base_plane), metres; empty without a width."""
 
     width_m: float
     uncertainty_m: float
     pixel_m: float
+    outline_xy: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)), compare=False,
+                                   repr=False)
 
 
 def seen_width(frame: RGBDFrame, mask: np.ndarray | ObjectMask, sil: Silhouette) -> SeenWidth:
@@ -82,8 +87,8 @@ def seen_width(frame: RGBDFrame, mask: np.ndarray | ObjectMask, sil: Silhouette)
     try:
         hull = xy[ConvexHull(xy).vertices]
     except QhullError:  # all on a line: no width across it but a pixel
-        return SeenWidth(pixel_m, WIDTH_UNCERTAINTY_PX * pixel_m, pixel_m)
-    return SeenWidth(_feret_min(hull), WIDTH_UNCERTAINTY_PX * pixel_m, pixel_m)
+        return SeenWidth(pixel_m, WIDTH_UNCERTAINTY_PX * pixel_m, pixel_m, xy)
+    return SeenWidth(_feret_min(hull), WIDTH_UNCERTAINTY_PX * pixel_m, pixel_m, hull)
 
 
 def _feret_min(hull: np.ndarray) -> float:

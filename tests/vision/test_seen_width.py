@@ -74,6 +74,24 @@ def test_a_box_just_under_the_stroke_is_measured_within_its_uncertainty_and_atte
     assert narrowest_width_m(sil.target, sil.metres_per_px) > seen.width_m + 0.001
 
 
+def test_the_seen_outline_is_the_boxs_footprint_in_the_silhouettes_plane_frame(tmp_path):
+    frame, masks, seg = _box_on_a_table(tmp_path, 0.082, 0)
+    _, seen, sil = _search(frame, masks, seg)
+    xy = seen.outline_xy
+    assert xy.ndim == 2 and xy.shape[1] == 2 and len(xy) >= 4
+    # into the base frame (the plane's z = 0), then the box's own frame (turned 30° about the
+    # vertical, centred at (0.03, 0.02)): its footprint is 82 x 120 mm
+    p = np.c_[xy, np.zeros(len(xy)), np.ones(len(xy))] @ sil.T_base_plane.T
+    a = math.radians(30.0)
+    d = p[:, :2] - (0.03, 0.02)
+    along = d @ np.array([math.cos(a), math.sin(a)])
+    across = d @ np.array([-math.sin(a), math.cos(a)])
+    tol = seen.uncertainty_m
+    assert np.all(abs(along) <= 0.041 + tol) and np.all(abs(across) <= 0.060 + tol)
+    assert along.max() > 0.041 - tol and along.min() < -0.041 + tol  # it reaches both sides
+    assert across.max() > 0.060 - tol and across.min() < -0.060 + tol
+
+
 def test_a_box_clearly_wider_than_the_stroke_is_refused_with_its_width_and_uncertainty(tmp_path):
     frame, masks, seg = _box_on_a_table(tmp_path, 0.10, 0)
     found, seen, _ = _search(frame, masks, seg)
