@@ -5,8 +5,8 @@ the AUC of the loop's score and of Tan's measure alone on the same trials, each 
 interval that resamples whole object kinds of each run (bench_cell's clustered bootstrap),
 and the scanned (YCB) objects' AUC. The best-grasp passes (best.jsonl with best_truth.json)
 add up: the top grasp held over the objects the jaw can hold, and the objects wider than the
-stroke that were never tried. docs/figures.md, "Several jaws, the final code: seed 7, and
-seeds 5 to 7 pooled":
+stroke that were never tried. docs/figures.md, "Several jaws, the final code: the stroke
+against the seen width, seeds 5 to 7 again":
 
     .venv/bin/python -m benchmarks.pool_runs OUT5/short_1.0 OUT6/short_1.0 OUT7/short_1.0
 """
