@@ -1,6 +1,7 @@
 """The width compared with the stroke: measured from the simulated D400's readings (the mask
-edge's filled holes and the drawing's bias taken off), with its uncertainty, so that a box
-just under the jaw's stroke is attempted and one clearly wider is refused, naming its width."""
+edge's filled holes and the drawing's bias taken off) and the holes at their edge that have
+the object's colour, with its uncertainty, so that a box just under the jaw's stroke is
+attempted and one clearly wider is refused, naming its width."""
 import dataclasses
 import math
 
@@ -121,3 +122,59 @@ def test_a_width_seen_over_the_stroke_is_refused_with_its_uncertainty_and_one_un
     why = why_not_holdable(target, jaw, far)
     assert why.startswith("the object is 89 ± 3 mm across")
     assert "within that uncertainty" not in why
+
+
+def _lying_cylinder(tmp_path, colour: tuple[float, float, float], seed: int,
+                    camera_xyz: tuple[float, float, float] = (0.0, -0.3, 0.65)):
+    """The seen width of a cylinder (35 mm radius, 150 mm long) lying across the view of a
+    camera at ``camera_xyz`` (metres, the cylinder's centre under the origin; D400 noise), in
+    ``colour`` (RGB 0-1), and its true width at the fingertip plane 20 mm under its top,
+    metres."""
+    import trimesh
+
+    from drivers.camera import DepthNoise, SimCamera, intrinsics_from_fov, look_at
+    from offline_sim.cell import build_cell_world
+    from offline_sim.hands import parallel_jaw
+    from offline_sim.objects import load_object
+    from vision import TabletopSegmenter, seen_width, silhouette
+
+    path = tmp_path / "cylinder.stl"
+    trimesh.creation.cylinder(radius=0.035, height=0.15, sections=64).export(path)
+    T = np.eye(4)
+    T[:3, :3] = [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]  # its axis along x, across the view
+    T[:3, 3] = (0.0, 0.0, 0.0355)
+    world = build_cell_world([load_object(path, name="cylinder")], [T], parallel_jaw(),
+                             colours=np.array([colour]), pad_friction=1.0)
+    park = np.diag([1.0, -1.0, -1.0, 1.0])
+    park[:3, 3] = (0.0, 0.52, 0.5)  # the hand out of the camera's view
+    world.teleport_flange(park)
+    cam = SimCamera(world.model, world.data, intrinsics_from_fov(640, 480, math.radians(69.0)),
+                    look_at(np.array(camera_xyz), np.zeros(3), up=(0.0, 1.0, 0.0)),
+                    noise=DepthNoise(), geom_instance=world.geom_instance, seed=seed)
+    frame = cam.read(None)
+    cam.close()
+    seg = TabletopSegmenter()
+    masks = seg.segment(frame)
+    assert len(masks) == 1
+    sil = silhouette(frame, masks[0], insertion_depth_m=0.02, metres_per_px=0.001,
+                     margin_m=0.07, support=seg.last_plane, clearance_m=0.005)
+    return seen_width(frame, masks[0], sil), 2 * math.sqrt(0.035 ** 2 - 0.015 ** 2)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_holes_at_a_rounded_outline_in_the_objects_colour_are_given_back_to_it(tmp_path, seed):
+    table = (0.62, 0.55, 0.45)  # the simulated table's own colour: colour cannot tell them apart
+    blue, true = _lying_cylinder(tmp_path, (0.2, 0.5, 0.8), seed)
+    grey, _ = _lying_cylinder(tmp_path, table, seed)
+    # the same readings; the blue one also gets the holes the D400 left at its outline
+    assert blue.width_m > grey.width_m + 0.0008, (blue, grey)
+    # never past the truth: the side the camera sees over the top is still partly hidden
+    assert grey.width_m < blue.width_m < true + blue.uncertainty_m
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_holes_beside_readings_below_the_fingertips_stay_out(tmp_path, seed):
+    # seen from above, the cylinder's outline is its widest section, 15 mm under the tips; the
+    # D400's holes there border readings below the tips, and would widen it by about 2 mm
+    seen, true = _lying_cylinder(tmp_path, (0.2, 0.5, 0.8), seed, camera_xyz=(0.01, 0.0, 0.75))
+    assert true - seen.uncertainty_m < seen.width_m < true + 0.001, (seen, true)
