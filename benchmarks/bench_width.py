@@ -7,12 +7,13 @@ top, stopped above the table) and measures its narrowest width (scoring.narrowes
 the minimum Feret diameter) against the truth: the minimum Feret diameter of the object's
 mesh cut at the same fingertip plane (its part above, projected along the approach). Prints,
 per kind, the median and p95 of the error (measured - true, mm) of the silhouette's width
-(what the stroke was compared with before) and of the width from the camera's readings
-(vision.seen_width, what it is compared with now), and how often the truth lies within the
-latter's stated uncertainty; then where the readings' error lies: each side of their outline
-against the truth along the truth's narrowest direction, the side facing the camera (near)
-and the one it sees over the object's top (far). A mask over more than one object, or over a
-piece of one, is left out (a segmentation error, not a width error).
+(what the stroke was compared with before) and of the width as seen (vision.seen_width,
+what it is compared with now), and how often the truth lies within the latter's stated
+uncertainty; the same against the readings alone (seen_width's baseline, without the holes
+that colour gives back), on the same objects; then where the error lies: each side of the
+seen outline against the truth along the truth's narrowest direction, the side facing the
+camera (near) and the one it sees over the object's top (far). A mask over more than one
+object, or over a piece of one, is left out (a segmentation error, not a width error).
 
     .venv/bin/python -m benchmarks.bench_width --tables 30 [--ycb ../shared/data/ycb]
         [--no-noise | --without edge_band|grazing|disparity|dropout]
@@ -123,9 +124,10 @@ def kind_of(name: str) -> str:
 @dataclass
 class WidthSample:
     """One object seen once: its kind, true narrowest width, the silhouette's narrowest width
-    (scoring.narrowest_width_m of its target), the width from the readings
-    (vision.seen_width) and that one's uncertainty, metres; its top's distance from the
-    camera, metres."""
+    (scoring.narrowest_width_m of its target), the width as seen (vision.seen_width) and that
+    one's uncertainty, metres; its top's distance from the camera, metres; each side's error
+    of the seen outline (metres); the width from the readings alone (seen_width with
+    by_colour=False: the width before 2026-11-27), metres."""
 
     kind: str
     true_m: float
@@ -135,6 +137,7 @@ class WidthSample:
     distance_m: float
     near_error_m: float = math.nan
     far_error_m: float = math.nan
+    readings_m: float = math.nan
 
 
 def measure(tables: int, seed: int, ycb: str | None, image: tuple[int, int],
@@ -184,7 +187,8 @@ def measure(tables: int, seed: int, ycb: str | None, image: tuple[int, int],
                                        narrowest_width_m(sil.target, 0.001), seen.width_m,
                                        seen.uncertainty_m, float(eye_z - sil.grasp_height_m
                                                                  - sil.insertion_depth_m),
-                                       near, far))
+                                       near, far,
+                                       seen_width(frame, m, sil, by_colour=False).width_m))
     return out
 
 
@@ -193,7 +197,7 @@ def table(samples: list[WidthSample]) -> None:
     mm, of the silhouette's width and of the width from the readings; the share of objects
     whose true width lies within the stated uncertainty of the latter."""
     print("| kind | objects | top's distance (m) | silhouette: bias (median, mm) | median abs "
-          "| p95 abs | readings (vision.seen_width): bias | median abs | p95 abs | "
+          "| p95 abs | seen (vision.seen_width): bias | median abs | p95 abs | "
           "truth within the uncertainty |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for k in sorted({s.kind for s in samples}) + ["all"]:
@@ -210,8 +214,28 @@ def table(samples: list[WidthSample]) -> None:
               f"{np.percentile(abs(cor), 95):.1f} | {np.mean(abs(cor) <= unc):.0%} |")
 
 
+def baseline_table(samples: list[WidthSample]) -> None:
+    """Per kind, the same objects: the error (mm) of the width as seen and of the readings
+    alone (the width before its holes were given back by colour), bias, median and p95
+    |error|, and the share of truths within the stated uncertainty of each."""
+    print("| kind | objects | seen: bias (median, mm) | median abs | p95 abs | within | "
+          "readings alone: bias | median abs | p95 abs | within |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for k in sorted({s.kind for s in samples}) + ["all"]:
+        sel = [s for s in samples if k in ("all", s.kind) and math.isfinite(s.readings_m)]
+        if not sel:
+            continue
+        unc = np.array([s.uncertainty_m for s in sel]) * 1e3
+        cells = []
+        for err in (np.array([s.seen_m - s.true_m for s in sel]) * 1e3,
+                    np.array([s.readings_m - s.true_m for s in sel]) * 1e3):
+            cells.append(f"{np.median(err):+.1f} | {np.median(abs(err)):.1f} | "
+                         f"{np.percentile(abs(err), 95):.1f} | {np.mean(abs(err) <= unc):.0%}")
+        print(f"| {k} | {len(sel)} | {cells[0]} | {cells[1]} |")
+
+
 def side_table(samples: list[WidthSample]) -> None:
-    """Per kind: where the readings' error lies, the median and 10th percentile of each
+    """Per kind: where the seen width's error lies, the median and 10th percentile of each
     side's error (mm) along the truth's narrowest direction, the side facing the camera
     (near) and the side it sees over the top (far)."""
     print("| kind | objects | near side: bias (median, mm) | p10 | far side: bias (median, mm) "
@@ -252,7 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# narrowest width as seen, simulated D400 {args.image}{how}, {args.tables} tables, "
           f"seed {args.seed}; uncertainty {WIDTH_UNCERTAINTY_PX:g} camera pixels\n")
     table(samples)
-    print("\nEach side of the readings' outline against the truth, along the truth's narrowest "
+    print("\nThe same objects, the width as seen against the readings alone (the baseline: "
+          "before the holes at the outline were given back by colour):\n")
+    baseline_table(samples)
+    print("\nEach side of the seen outline against the truth, along the truth's narrowest "
           "direction:\n")
     side_table(samples)
     return 0

@@ -6,7 +6,8 @@ and draw different grasps; their AUCs differ by several hundredths from the tabl
 before-frame (the stored 16-bit depth, millimetres) is segmented again and the grasp that was
 executed is scored again with the settings given, so every variant is judged on the same
 grasps and the same outcomes. The first column, the settings the run had, checks the replay:
-its scores should match the logged ones (the depth is read back to within 0.5 mm).
+its scores should match the logged ones (the depth is read back to within 0.5 mm; the colour
+as stored, where the log has it).
 
 Run from the repository root:
 
@@ -86,9 +87,7 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
             name = ", ".join(f"{k}={val}" for k, val in settings.items()) or "as run"
             for k, (log, r) in enumerate(tqdm(recs, desc=name, unit="trial", file=sys.stderr)):
                 try:
-                    depth = log.image(r.trial_id, "before_depth")
-                    frame = dataclasses.replace(template, depth_m=depth, seq=r.trial_id,
-                                                instance_ids=None)
+                    frame = stored_frame(template, log, r.trial_id)
                     scores[v, k] = cell.loop.score_pose(frame, r.T_base_tcp)[0]
                     if masks_dir is not None and v == 0:
                         write_masks(masks_dir / f"trial-{r.trial_id}.png", cell.loop, frame,
@@ -96,6 +95,21 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
                 except (ValueError, TrialLogError) as exc:
                     print(f"trial {r.trial_id}: {exc}", file=sys.stderr)
     return [r for _, r in recs], scores
+
+
+def stored_frame(template, log, trial_id: int):
+    """A trial's before-frame as its log stored it: the depth (millimetres, read back as
+    metres) and the colour where the log has it (the width as seen gives depth holes back by
+    colour), on the cell's intrinsics and camera pose (``template``, a frame of the cell)."""
+    from onboard import TrialLogError
+
+    depth = log.image(trial_id, "before_depth")
+    try:
+        color = log.image(trial_id, "before_color")
+    except TrialLogError:
+        color = template.color
+    return dataclasses.replace(template, depth_m=depth, color=color, seq=trial_id,
+                               instance_ids=None)
 
 
 def write_masks(path: Path, loop, frame, T_base_tcp: np.ndarray) -> None:

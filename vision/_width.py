@@ -23,9 +23,10 @@ by MIN_HUE_DEG at least, and with no reading below the fingertips within BELOW_P
 hole beside one may lie below them too: a lying cylinder seen from above). A hole has no
 depth: it is placed on its ray at its nearest reading's height or where the ray meets the
 fingertip plane, whichever lies further inside the readings' outline (a wall seen at a
-grazing angle lies below the top's edge, not beside it). Measured on 30 tables, seeds 0-2
-(bench_width, docs/figures.md): scans -2.0, -1.8 and -0.8 mm (readings alone -2.6, -2.8,
--1.8), boxes +1.0 to +1.4 (+0.3 to +0.6), cylinders -0.2 to -0.4 (-0.8 to -1.0). What remains
+grazing angle lies below the top's edge, not beside it). Measured by bench_width (median
+bias; docs/figures.md), on 30 tables each of seeds 0-2 and 60 held-out tables of seed 3:
+scans -2.0, -1.8, -0.8 and -1.8 mm (the readings alone -2.6, -2.8, -1.8, -2.4), boxes +1.0
+to +1.4 (+0.3 to +0.6), cylinders -0.2 to -0.8 (-0.8 to -1.4). What remains
 on the scans is mostly the far side the camera does not see, below the ray that grazes the
 object's top. The uncertainty: WIDTH_UNCERTAINTY_PX camera pixels at the object's distance.
 """
@@ -78,10 +79,12 @@ class SeenWidth:
                                    repr=False)
 
 
-def seen_width(frame: RGBDFrame, mask: np.ndarray | ObjectMask, sil: Silhouette) -> SeenWidth:
+def seen_width(frame: RGBDFrame, mask: np.ndarray | ObjectMask, sil: Silhouette, *,
+               by_colour: bool = True) -> SeenWidth:
     """The narrowest width (metres) of the object under ``mask`` at ``sil``'s fingertip plane,
     from the camera's readings and the holes at their edge that have the object's colour (no
-    filled hole, no drawing), with its uncertainty."""
+    filled hole, no drawing), with its uncertainty. by_colour=False: the readings alone (the
+    width before 2026-11-27, for comparison)."""
     import cv2
     from scipy.spatial import ConvexHull, QhullError
 
@@ -120,6 +123,8 @@ def seen_width(frame: RGBDFrame, mask: np.ndarray | ObjectMask, sil: Silhouette)
         hull = xy[ConvexHull(xy).vertices]
     except QhullError:  # all on a line: no width across it but a pixel
         return SeenWidth(pixel_m, WIDTH_UNCERTAINTY_PX * pixel_m, pixel_m, xy)
+    if not by_colour:
+        return SeenWidth(_feret_min(hull), WIDTH_UNCERTAINTY_PX * pixel_m, pixel_m, hull)
     kept = np.zeros(m.shape, bool)
     kept[rows[keep], cols[keep]] = True
     below = np.zeros(m.shape, bool)

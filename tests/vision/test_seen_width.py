@@ -128,8 +128,8 @@ def _lying_cylinder(tmp_path, colour: tuple[float, float, float], seed: int,
                     camera_xyz: tuple[float, float, float] = (0.0, -0.3, 0.65)):
     """The seen width of a cylinder (35 mm radius, 150 mm long) lying across the view of a
     camera at ``camera_xyz`` (metres, the cylinder's centre under the origin; D400 noise), in
-    ``colour`` (RGB 0-1), and its true width at the fingertip plane 20 mm under its top,
-    metres."""
+    ``colour`` (RGB 0-1), its width from the readings alone, and its true width at the
+    fingertip plane 20 mm under its top, metres."""
     import trimesh
 
     from drivers.camera import DepthNoise, SimCamera, intrinsics_from_fov, look_at
@@ -158,15 +158,17 @@ def _lying_cylinder(tmp_path, colour: tuple[float, float, float], seed: int,
     assert len(masks) == 1
     sil = silhouette(frame, masks[0], insertion_depth_m=0.02, metres_per_px=0.001,
                      margin_m=0.07, support=seg.last_plane, clearance_m=0.005)
-    return seen_width(frame, masks[0], sil), 2 * math.sqrt(0.035 ** 2 - 0.015 ** 2)
+    return (seen_width(frame, masks[0], sil), seen_width(frame, masks[0], sil, by_colour=False),
+            2 * math.sqrt(0.035 ** 2 - 0.015 ** 2))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_holes_at_a_rounded_outline_in_the_objects_colour_are_given_back_to_it(tmp_path, seed):
     table = (0.62, 0.55, 0.45)  # the simulated table's own colour: colour cannot tell them apart
-    blue, true = _lying_cylinder(tmp_path, (0.2, 0.5, 0.8), seed)
-    grey, _ = _lying_cylinder(tmp_path, table, seed)
+    blue, blue_readings, true = _lying_cylinder(tmp_path, (0.2, 0.5, 0.8), seed)
+    grey, grey_readings, _ = _lying_cylinder(tmp_path, table, seed)
     # the same readings; the blue one also gets the holes the D400 left at its outline
+    assert blue_readings.width_m == grey_readings.width_m == grey.width_m
     assert blue.width_m > grey.width_m + 0.0008, (blue, grey)
     # never past the truth: the side the camera sees over the top is still partly hidden
     assert grey.width_m < blue.width_m < true + blue.uncertainty_m
@@ -176,5 +178,5 @@ def test_holes_at_a_rounded_outline_in_the_objects_colour_are_given_back_to_it(t
 def test_holes_beside_readings_below_the_fingertips_stay_out(tmp_path, seed):
     # seen from above, the cylinder's outline is its widest section, 15 mm under the tips; the
     # D400's holes there border readings below the tips, and would widen it by about 2 mm
-    seen, true = _lying_cylinder(tmp_path, (0.2, 0.5, 0.8), seed, camera_xyz=(0.01, 0.0, 0.75))
+    seen, _, true = _lying_cylinder(tmp_path, (0.2, 0.5, 0.8), seed, camera_xyz=(0.01, 0.0, 0.75))
     assert true - seen.uncertainty_m < seen.width_m < true + 0.001, (seen, true)
