@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -192,6 +193,16 @@ def measure(tables: int, seed: int, ycb: str | None, image: tuple[int, int],
     return out
 
 
+def by_kind(samples: list[WidthSample], usable: Callable[[WidthSample], bool] = lambda s: True
+            ) -> Iterator[tuple[str, list[WidthSample]]]:
+    """(kind, its usable samples) for each kind in name order, then ("all", every usable
+    sample); a kind with none left out."""
+    for k in sorted({s.kind for s in samples}) + ["all"]:
+        sel = [s for s in samples if k in ("all", s.kind) and usable(s)]
+        if sel:
+            yield k, sel
+
+
 def table(samples: list[WidthSample]) -> None:
     """Per kind: objects, the median signed error (the bias) and the median and p95 |error|,
     mm, of the silhouette's width and of the width from the readings; the share of objects
@@ -200,10 +211,7 @@ def table(samples: list[WidthSample]) -> None:
           "| p95 abs | seen (vision.seen_width): bias | median abs | p95 abs | "
           "truth within the uncertainty |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for k in sorted({s.kind for s in samples}) + ["all"]:
-        sel = [s for s in samples if k in ("all", s.kind)]
-        if not sel:
-            continue
+    for k, sel in by_kind(samples):
         raw = np.array([s.silhouette_m - s.true_m for s in sel]) * 1e3
         cor = np.array([s.seen_m - s.true_m for s in sel]) * 1e3
         unc = np.array([s.uncertainty_m for s in sel]) * 1e3
@@ -221,10 +229,7 @@ def baseline_table(samples: list[WidthSample]) -> None:
     print("| kind | objects | seen: bias (median, mm) | median abs | p95 abs | within | "
           "readings alone: bias | median abs | p95 abs | within |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for k in sorted({s.kind for s in samples}) + ["all"]:
-        sel = [s for s in samples if k in ("all", s.kind) and math.isfinite(s.readings_m)]
-        if not sel:
-            continue
+    for k, sel in by_kind(samples, lambda s: math.isfinite(s.readings_m)):
         unc = np.array([s.uncertainty_m for s in sel]) * 1e3
         cells = []
         for err in (np.array([s.seen_m - s.true_m for s in sel]) * 1e3,
@@ -241,10 +246,7 @@ def side_table(samples: list[WidthSample]) -> None:
     print("| kind | objects | near side: bias (median, mm) | p10 | far side: bias (median, mm) "
           "| p10 |")
     print("|---|---|---|---|---|---|")
-    for k in sorted({s.kind for s in samples}) + ["all"]:
-        sel = [s for s in samples if k in ("all", s.kind) and math.isfinite(s.far_error_m)]
-        if not sel:
-            continue
+    for k, sel in by_kind(samples, lambda s: math.isfinite(s.far_error_m)):
         near = np.array([s.near_error_m for s in sel]) * 1e3
         far = np.array([s.far_error_m for s in sel]) * 1e3
         print(f"| {k} | {len(sel)} | {np.median(near):+.1f} | {np.percentile(near, 10):+.1f} | "
