@@ -152,8 +152,9 @@ def _holes_of_the_object(color: np.ndarray, depth: np.ndarray, valid: np.ndarray
         cv2.MORPH_ELLIPSE, (2 * BELOW_PX + 1, 2 * BELOW_PX + 1))).view(bool)
     hr, hc = np.nonzero(near_kept & ~near_below & ~valid)
     obj, other = mask & valid, valid & ~mask
-    if hr.size == 0 or not other.any():
-        return hr, hc, np.zeros(0)
+    if hr.size == 0 or not other.any():  # no hole, or no surroundings to tell it from
+        none = np.zeros(0, np.int64)
+        return none, none, np.zeros(0)
     owner = _nearest(obj, hr, hc)
     # the surroundings' colour: the mean of the readings outside the mask a little further out
     size = (2 * (EDGE_PX + 3) + 1,) * 2

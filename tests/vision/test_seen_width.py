@@ -180,3 +180,16 @@ def test_holes_beside_readings_below_the_fingertips_stay_out(tmp_path, seed):
     # D400's holes there border readings below the tips, and would widen it by about 2 mm
     seen, _, true = _lying_cylinder(tmp_path, (0.2, 0.5, 0.8), seed, camera_xyz=(0.01, 0.0, 0.75))
     assert true - seen.uncertainty_m < seen.width_m < true + 0.001, (seen, true)
+
+
+def test_an_object_with_no_reading_around_it_reads_as_its_readings_alone(tmp_path):
+    # colour cannot tell a hole from surroundings that have no reading: the holes stay out
+    from vision import seen_width
+
+    frame, masks, seg = _box_on_a_table(tmp_path, 0.082, 0)
+    _, seen, sil = _search(frame, masks, seg)
+    alone = dataclasses.replace(frame, depth_m=np.where(masks[0].mask, frame.depth_m, 0.0)
+                                .astype(np.float32))
+    width = seen_width(alone, masks[0], sil)
+    assert width.width_m == seen_width(alone, masks[0], sil, by_colour=False).width_m
+    assert abs(width.width_m - 0.082) <= width.uncertainty_m
