@@ -8,10 +8,12 @@ term. The effect of a term is the AUC difference to Tan's on the same trials; it
 interval resamples whole object kinds (one bootstrap draw scores both rows on the same
 resample), so the interval is the paired one, narrower than the two AUCs' own intervals.
 
-Run from the repository root, one NAME=DIR per run (DIR as bench_cell --out wrote it):
+Run from the repository root, one NAME=DIR per run (DIR as bench_cell --out wrote it; several
+comma-separated folders, other seeds of one jaw, are pooled into one column, each run's object
+kinds resampled apart):
 
-    .venv/bin/python -m benchmarks.ablation_by_jaw "2F-85 μ1=/work/jawruns/f85_1.0" \\
-        "short pad μ0.5=/work/jawruns/short_0.5" [--markdown-only]
+    .venv/bin/python -m benchmarks.ablation_by_jaw "2F-85 μ1=OUT5/f85_1.0,OUT6/f85_1.0" \\
+        "short pad μ0.5=OUT5/short_0.5"
 """
 from __future__ import annotations
 
@@ -59,6 +61,20 @@ def load_run(name: str, folder: Path) -> GradedTrials:
                         [{**NEUTRAL, **r["features"]} for r in graded])
 
 
+def pooled_runs(name: str, folders: str) -> GradedTrials:
+    """The graded trials of the runs in folders (comma-separated) as one, each kind of each
+    run its own cluster ("RUN_INDEX:KIND"; the bootstrap resamples a kind of a run)."""
+    runs = [load_run(name, Path(f)) for f in folders.split(",") if f]
+    if not runs:
+        raise SystemExit(f"run {name!r}: no folder given (NAME=DIR[,DIR...])")
+    if len(runs) == 1:
+        return runs[0]
+    return GradedTrials(name, np.concatenate([r.success for r in runs]),
+                        np.concatenate([[f"{k}:{kind}" for kind in r.kinds]
+                                        for k, r in enumerate(runs)]),
+                        [f for r in runs for f in r.features])
+
+
 def paired_effect(base: np.ndarray, row: np.ndarray, ok: np.ndarray, kinds: np.ndarray,
                   n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
     """(AUC(row) - AUC(base), 2.5 %, 97.5 %), resampling whole object kinds, both rows
@@ -101,14 +117,15 @@ def verdict(effects: list[tuple[float, float, float]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Print the ablation of every run, one column per run, and each term's verdict."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", metavar="NAME=DIR")
+    ap.add_argument("runs", nargs="+", metavar="NAME=DIR[,DIR...]")
     args = ap.parse_args(argv)
     runs = []
     for spec in args.runs:
-        name, sep, folder = spec.partition("=")
-        if not sep or not name or not folder:
-            raise SystemExit(f"run {spec!r}: expected NAME=DIR (a bench_cell --out folder)")
-        runs.append(load_run(name, Path(folder)))
+        name, sep, folders = spec.partition("=")
+        if not sep or not name or not folders:
+            raise SystemExit(f"run {spec!r}: expected NAME=DIR[,DIR...] (bench_cell --out "
+                             f"folders)")
+        runs.append(pooled_runs(name, folders))
     table = {r.name: ablation_rows(r) for r in runs}
     print("| term | " + " | ".join(f"{r.name} ({len(r.success)} graded)" for r in runs)
           + " | over the runs |")
