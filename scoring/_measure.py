@@ -101,9 +101,10 @@ def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,
     projection : the gripper in this image's pixels. params : thresholds (paper defaults).
     target : optional (H, W) bool mask of the object to grasp among several: a grasp whose
         primary contacts are not both on it scores 0 and counts as missing.
-    measure : "graspline" (default) multiplies Tan's score by the depth terms when a depth
-        view is given (``DepthView``; jaw and depth_params default to a 2F-85's size and the
-        thresholds in docs/scoring.md); "tan2024" is Tan et al.'s measure unchanged.
+    measure : "graspline" (default): with a depth view (``DepthView``; jaw and depth_params
+        default to a 2F-85's size and the thresholds in docs/scoring.md), eq. 16 over D_t,
+        S_a and S_f (Tan's R_r left out) times the depth terms; without one, Tan's score.
+        "tan2024" is Tan et al.'s measure unchanged.
     Returns a Scores struct of arrays, one entry per candidate.
     """
     params = params or MeasureParams()
