@@ -319,10 +319,8 @@ ABLATIONS = (
     ("+ contact height", lambda f: f["tan_score"] * f["score_contact"]),
     ("+ torque about the grasp axis", lambda f: f["tan_score"] * f["score_torque"]),
     ("+ contact tilt (lean above the widest point)", lambda f: f["tan_score"] * f["score_tilt"]),
-    # graspline's score since 2026-11-27 leaves R_r out (docs/scoring.md, "R_r"); the row
-    # with it is the score before, on the same trials
-    ("graspline (the four terms, R_r out)", lambda f: tan_without_r_r(f) * depth_factor(f)),
-    ("graspline with Tan's R_r (before 2026-11-27)", lambda f: f["tan_score"] * depth_factor(f)),
+    ("graspline (all four)", lambda f: f["tan_score"] * depth_factor(f)),
+    ("graspline - R_r", lambda f: tan_without_r_r(f) * depth_factor(f)),
 )
 
 

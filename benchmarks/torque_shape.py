@@ -64,9 +64,7 @@ def rescored(features: list[dict], shape: Shape | None) -> np.ndarray:
             st = f["score_torque"]
         else:
             st = shape(float(q))
-        # the silhouette's part as the run scored it (Tan's score before 2026-11-27)
-        base = f.get("silhouette_score", f["tan_score"])
-        out.append(base * depth_factor({**f, "score_torque": st}))
+        out.append(f["tan_score"] * depth_factor({**f, "score_torque": st}))
     return np.array(out)
 
 

@@ -125,8 +125,8 @@ class CalibrationConfig(_Strict):
 class ScoringConfig(_Strict):
     """Image-space search: silhouette resolution, insertion depth of the fingertips past the
     object's top (metres), grasp lines, candidates kept, the score below which the loop
-    offers no grasp, and the search seed. measure: "graspline" (Tan's eq. 16 without R_r
-    times the depth terms) or "tan2024" (Tan et al.'s measure alone; "tan2021" is the same).
+    offers no grasp, and the search seed. measure: "graspline" (Tan's score times the depth
+    terms) or "tan2024" (Tan et al.'s measure alone; "tan2021" is the same).
     masses_kg: known objects' masses by label; others weigh their seen volume times
     density_kg_m3.
     join_touching: masks that touch the target (no table seen between) count in its mass and

@@ -418,11 +418,10 @@ def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, l
     beyond the open finger) : the finger bodies' samples; lines : the offsets the tilt profile
     averages; prm : the Q_* parameters; palm : (len(idx),) bool, a wide palm's hits
     (palm_hits_kernel) in idx's order, or empty; scratch : (chunks, 2, >= int(prm[Q_PROFILE_PX])
-    + 1) float64, one row per chunk of candidates (prange runs over chunks); tan : float32
-    the score the factors multiply (the silhouette's, eq. 16 without R_r). Writes at each
-    index: out_body (bool: a body or the palm lands), the contact height, tilt, section and
-    lever (metres, rad), the torque ratio, the three factors and out_score = tan x their
-    product (0 on a body collision), all float32.
+    + 1) float64, one row per chunk of candidates (prange runs over chunks); tan : float32 Tan's score. Writes at each index: out_body (bool: a body or
+    the palm lands), the contact height, tilt, section and lever (metres, rad), the torque
+    ratio, the three factors and out_score = tan x their product (0 on a body collision), all
+    float32.
     """
     n = idx.shape[0]
     wide = palm.shape[0] > 0

@@ -61,8 +61,7 @@ F_D_T, F_R_R, F_S_A, F_S_F = 1, 2, 3, 4                      # raw features (rat
 F_SCORE_D_T, F_SCORE_R_R, F_SCORE_S_A, F_SCORE_S_F = 5, 6, 7, 8  # normalised feature scores
 F_LEFT_COL, F_LEFT_ROW, F_RIGHT_COL, F_RIGHT_ROW = 9, 10, 11, 12  # primary contacts' object pixels
 F_WIDTH_PX = 13          # distance between the primaries' outlines
-F_SILHOUETTE_SCORE = 14  # eq. 16 over D_t, S_a and S_f: graspline's silhouette part (no R_r)
-N_FLOAT_OUT = 15
+N_FLOAT_OUT = 14
 # outb : (N_BOOL_OUT, N) bool
 B_COLLISION, B_MISSING = 0, 1
 N_BOOL_OUT = 2
@@ -312,7 +311,6 @@ def _clear_outputs(outf, outb, k):
     outb[B_COLLISION, k] = False
     outb[B_MISSING, k] = False
     outf[F_SCORE, k] = 0.0
-    outf[F_SILHOUETTE_SCORE, k] = 0.0
     for q in (F_D_T, F_R_R, F_S_A, F_S_F):
         outf[q, k] = np.nan
     for q in (F_SCORE_D_T, F_SCORE_R_R, F_SCORE_S_A, F_SCORE_S_F):
@@ -455,16 +453,6 @@ def _score(sc_dt, sc_rr, sc_sa, sc_sf, k_weight):
 
 
 @nb.njit(cache=True, inline="always")
-def _score_without_r_r(sc_dt, sc_sa, sc_sf, k_weight):
-    """Eq. 16 over D_t, S_a and S_f: k * worst + (1 - k) * mean of the other two. graspline's
-    depth terms multiply this, not Tan's score: R_r lowered the AUC on five of six simulated
-    jaws and is worse than chance in an independent check (docs/scoring.md, "R_r")."""
-    lo = min(sc_dt, min(sc_sa, sc_sf))
-    rest = (sc_dt + sc_sa + sc_sf - lo) / 2.0
-    return k_weight * lo + (1.0 - k_weight) * rest
-
-
-@nb.njit(cache=True, inline="always")
 def _write_primary_pixels(outf, k, x, y, c, s, dw, d_l, d_r, j_l, j_r, i_l, i_r, half_r):
     """The primaries' object pixels (where the search stopped on their lines) and the
     distance between their outlines (px) into column k."""
@@ -565,7 +553,6 @@ def _score_one(sil, blur, nang, x, y, theta, dw, w, r, step, prm, scratch, activ
     sc_sf = _normalise_s_f(s_f, w, prm[P_S_F_KNEE_FRACTION], prm[P_S_F_KNEE_SCORE],
                            prm[P_S_F_ZERO_FRACTION])
     outf[F_SCORE, k] = _score(sc_dt, sc_rr, sc_sa, sc_sf, prm[P_K])
-    outf[F_SILHOUETTE_SCORE, k] = _score_without_r_r(sc_dt, sc_sa, sc_sf, prm[P_K])
     outf[F_D_T, k] = d_t
     outf[F_R_R, k] = r_r
     outf[F_S_A, k] = s_a

@@ -101,10 +101,9 @@ def score_candidates(silhouette: np.ndarray | PreparedSilhouette, x: np.ndarray,
     projection : the gripper in this image's pixels. params : thresholds (paper defaults).
     target : optional (H, W) bool mask of the object to grasp among several: a grasp whose
         primary contacts are not both on it scores 0 and counts as missing.
-    measure : "graspline" (default): with a depth view (``DepthView``; jaw and depth_params
-        default to a 2F-85's size and the thresholds in docs/scoring.md), eq. 16 over D_t,
-        S_a and S_f (Tan's R_r left out) times the depth terms; without one, Tan's score.
-        "tan2024" is Tan et al.'s measure unchanged.
+    measure : "graspline" (default) multiplies Tan's score by the depth terms when a depth
+        view is given (``DepthView``; jaw and depth_params default to a 2F-85's size and the
+        thresholds in docs/scoring.md); "tan2024" is Tan et al.'s measure unchanged.
     Returns a Scores struct of arrays, one entry per candidate.
     """
     params = params or MeasureParams()
@@ -148,7 +147,6 @@ def drop_off_target(scores: Scores, target: np.ndarray) -> None:
     off = ev[~on]
     scores.score[off] = 0.0
     scores.tan_score[off] = 0.0
-    scores.silhouette_score[off] = 0.0
     scores.missing[off] = True
 
 
@@ -173,8 +171,7 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
                   score_s_a=outf[K.F_SCORE_S_A], score_s_f=outf[K.F_SCORE_S_F],
                   contact_left=outf[K.F_LEFT_COL:K.F_LEFT_ROW + 1].T,
                   contact_right=outf[K.F_RIGHT_COL:K.F_RIGHT_ROW + 1].T, width_px=outf[K.F_WIDTH_PX],
-                  tan_score=outf[K.F_SCORE].copy(), silhouette_score=outf[K.F_SILHOUETTE_SCORE],
-                  body_collision=np.zeros(n_cand, np.bool_),
+                  tan_score=outf[K.F_SCORE].copy(), body_collision=np.zeros(n_cand, np.bool_),
                   **{name: np.full(n_cand, np.nan, np.float32) for name in DEPTH_FIELDS})
 
 
@@ -195,16 +192,16 @@ class DepthModel:
 def _apply_depth(sc: Scores, image: np.ndarray, xs: np.ndarray, ys: np.ndarray, ts: np.ndarray,
                  projection: GripperProjection, model: DepthModel,
                  only: np.ndarray | None = None) -> None:
-    """Set the evaluated candidates' scores (those of them in ``only``, a bool mask, when
-    given) to their silhouette score (eq. 16 without R_r) times the depth terms, in place:
-    the kernel reads and writes sc's arrays at their indices."""
+    """Multiply the evaluated candidates' scores (those of them in ``only``, a bool mask,
+    when given) by the depth terms, in place: the kernel reads and writes sc's arrays at
+    their indices."""
     ok = sc.evaluated if only is None else sc.evaluated & only
     idx = np.flatnonzero(ok)
     if not idx.size:
         return
     into = PhysicalTerms(body_collision=sc.body_collision, factor=sc.score,
                          **{name: getattr(sc, name) for name in DEPTH_FIELDS})
-    write_physical_terms(into, idx, sc.silhouette_score, image, xs, ys, ts,
+    write_physical_terms(into, idx, sc.tan_score, image, xs, ys, ts,
                          (sc.contact_left[:, 0], sc.contact_left[:, 1]),
                          (sc.contact_right[:, 0], sc.contact_right[:, 1]), sc.width_px,
                          float(projection.open_width_px), projection.line_offsets_px(),

@@ -275,17 +275,17 @@ def _checked_rows(value: object, name: str, n: int | None, columns: int | None =
     return a
 
 
-def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, base_score: np.ndarray,
+def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, tan_score: np.ndarray,
                          image: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
                          contact_left: tuple[np.ndarray, np.ndarray],
                          contact_right: tuple[np.ndarray, np.ndarray], width_px: np.ndarray,
                          open_width_px: float, line_offsets_px: np.ndarray, jaw: JawLimits,
                          view: DepthView, params: DepthParams) -> None:
     """The depth terms of candidates idx (indices into every per-candidate array: x, y, θ,
-    the contacts' (columns, rows), width_px, base_score and out's fields), written into out
-    at those indices; out.factor receives base_score x the factor (the score with the depth
-    terms, base_score the silhouette's: pass ones for the factor itself). One pass of the
-    kernel per candidate (_depth_kernel.depth_terms_kernel)."""
+    the contacts' (columns, rows), width_px, tan_score and out's fields), written into out
+    at those indices; out.factor receives tan_score x the factor (the score with the depth
+    terms: pass ones for the factor itself). One pass of the kernel per candidate
+    (_depth_kernel.depth_terms_kernel)."""
     m = view.metres_per_px
     palm_m = jaw.finger_length_m - params.body_margin_m
     if not view.max_height_m > palm_m:
@@ -308,7 +308,7 @@ def write_physical_terms(out: PhysicalTerms, idx: np.ndarray, base_score: np.nda
                           f32(contact_left[1]), f32(contact_right[0]), f32(contact_right[1]),
                           f32(width_px), offsets,
                           across, along, lines, prm, palm, scratch,
-                          f32(base_score), out.body_collision, out.contact_height_m,
+                          f32(tan_score), out.body_collision, out.contact_height_m,
                           out.contact_tilt_rad, out.section_m, out.lever_m, out.torque_ratio,
                           out.score_contact, out.score_torque, out.score_tilt, out.factor)
 

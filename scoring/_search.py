@@ -193,8 +193,8 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
     sigma = (max(1.0, (cols.max() - cols.min()) / 4.0), max(1.0, (rows.max() - rows.min()) / 4.0))
 
     xs_all, ys_all, ts_all, scores_all = [], [], [], []
-    # per batch, the candidates whose depth terms wait (scored 0 meanwhile; their silhouette
-    # score, which the terms can only lower, bounds their score); kth: the k-th best's score
+    # per batch, the candidates whose depth terms wait (scored 0 meanwhile; their Tan score,
+    # which the terms can only lower, bounds their score); kth: the k-th best grasp's score
     pending: list[np.ndarray] = []
     kth = [-math.inf]
     prune = model is not None and settings.prune_depth_terms
@@ -204,8 +204,7 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
         sc = _score_prepared(prepared, xs, ys, ts_all[-1], projection, params)
         if target is not None:
             drop_off_target(sc, target)
-        wait = (sc.evaluated & (sc.silhouette_score < kth[0]) if prune
-                else np.zeros(len(xs), bool))
+        wait = sc.evaluated & (sc.tan_score < kth[0]) if prune else np.zeros(len(xs), bool)
         sc.score[wait] = 0.0
         if model is not None:
             _apply_depth(sc, prepared.mask, xs, ys, ts_all[-1], projection, model, only=~wait)
@@ -224,7 +223,7 @@ def search_grasps(silhouette: np.ndarray | PreparedSilhouette, projection: Gripp
             # a waiting candidate whose bound reaches the k-th best could enter the top k
             # (a new grasp may suppress two of them): its terms now, then the top k again.
             # None left: the greedy suppression never reaches them, and the top k is exact.
-            due = [w & (s.silhouette_score >= kth[0]) for w, s in zip(pending, scores_all)]
+            due = [w & (s.tan_score >= kth[0]) for w, s in zip(pending, scores_all)]
             if not any(d.any() for d in due):
                 return x, y, t, score, keep
             for b, d in enumerate(due):

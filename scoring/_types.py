@@ -106,9 +106,6 @@ class Scores:
         the opening at which both fingers touch; NaN where not evaluated.
     tan_score : float32, Tan et al.'s score (eq. 16) before the depth terms; equal to score
         under ``measure="tan2024"`` or without depth.
-    silhouette_score : float32, eq. 16 over D_t, S_a and S_f only (Tan's R_r left out): what
-        graspline's depth terms multiply (score = silhouette_score x their factor), and the
-        bound of that score before they run.
     body_collision, contact_height_m, contact_tilt_rad, section_m, lever_m, torque_ratio, score_contact,
         score_torque, score_tilt : the depth terms (see ``physical_terms``); False / NaN where not computed.
     """
@@ -128,7 +125,6 @@ class Scores:
     contact_right: np.ndarray
     width_px: np.ndarray
     tan_score: np.ndarray
-    silhouette_score: np.ndarray
     body_collision: np.ndarray
     contact_height_m: np.ndarray
     contact_tilt_rad: np.ndarray
@@ -146,7 +142,7 @@ class Scores:
         b = lambda: np.empty(n, dtype=np.bool_)  # noqa: E731
         p = lambda: np.empty((n, 2), dtype=np.float32)  # noqa: E731
         return cls(f(), b(), b(), f(), f(), f(), f(), f(), f(), f(), f(), p(), p(), f(),
-                   f(), f(), b(), f(), f(), f(), f(), f(), f(), f(), f())
+                   f(), b(), f(), f(), f(), f(), f(), f(), f(), f())
 
     def __len__(self) -> int:
         return len(self.score)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 FEATURE_NAMES = ("d_t", "r_r", "s_a", "s_f", "score_d_t", "score_r_r", "score_s_a", "score_s_f",
-                 "tan_score", "silhouette_score", "contact_height_m", "contact_tilt_rad", "section_m", "lever_m",
+                 "tan_score", "contact_height_m", "contact_tilt_rad", "section_m", "lever_m",
                  "torque_ratio", "score_contact", "score_torque", "score_tilt", "body_collision")
 
 
@@ -22,9 +22,8 @@ def features(scores, j: int) -> dict[str, float]:
 
 
 def limit_text(scores, j: int) -> str:
-    """What holds a candidate's score down, when a depth term does: ', 0.95 on the
-    silhouette, held down by the contact tilt (0.12)'; empty when the silhouette's score
-    (scoring.Scores.silhouette_score) is itself the limit."""
+    """What holds a candidate's score down, when a depth term does: ', Tan 0.95, held down
+    by the contact tilt (0.12)'; empty when Tan's score is itself the limit."""
     terms = {"the finger bodies (they land on something)": 0.0 if scores.body_collision[j] else 1.0,
              "the pads' contact height": scores.score_contact[j],
              "the torque about the grasp axis": scores.score_torque[j],
@@ -34,5 +33,4 @@ def limit_text(scores, j: int) -> str:
     if not terms or min(terms.values()) >= 0.999:
         return ""
     name = min(terms, key=terms.get)
-    return (f", {float(scores.silhouette_score[j]):.2f} on the silhouette, held down by {name} "
-            f"({terms[name]:.2f})")
+    return f", Tan {float(scores.tan_score[j]):.2f}, held down by {name} ({terms[name]:.2f})"

@@ -77,9 +77,8 @@ class Proposal:
 
     score : 0..1; mask_index : the object's mask; source : the source that proposed it (it
     turns the proposal into a choice); held_down_by : what keeps the score low, as text
-    (", 0.95 on the silhouette, held down by ..."), for the no-grasp message; sil : the
-    silhouette it was found on (image-space sources), kept with the trial; detail : the
-    source's own data.
+    (", Tan 0.95, held down by ..."), for the no-grasp message; sil : the silhouette it was
+    found on (image-space sources), kept with the trial; detail : the source's own data.
     """
 
     score: float
