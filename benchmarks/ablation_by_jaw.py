@@ -75,6 +75,16 @@ def pooled_runs(name: str, folders: str) -> GradedTrials:
                         [f for r in runs for f in r.features])
 
 
+def run_from_spec(spec: str, tool: str) -> GradedTrials:
+    """The pooled graded trials a 'NAME=DIR[,DIR...]' argument names; SystemExit naming the
+    form when it is not one."""
+    name, sep, folders = spec.partition("=")
+    if not sep or not name or not folders:
+        raise SystemExit(f"{tool}: {spec!r} is not NAME=DIR[,DIR...] (bench_cell --out "
+                         f"folders)")
+    return pooled_runs(name, folders)
+
+
 def paired_effect(base: np.ndarray, row: np.ndarray, ok: np.ndarray, kinds: np.ndarray,
                   n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
     """(AUC(row) - AUC(base), 2.5 %, 97.5 %), resampling whole object kinds, both rows
@@ -119,13 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", metavar="NAME=DIR[,DIR...]")
     args = ap.parse_args(argv)
-    runs = []
-    for spec in args.runs:
-        name, sep, folders = spec.partition("=")
-        if not sep or not name or not folders:
-            raise SystemExit(f"run {spec!r}: expected NAME=DIR[,DIR...] (bench_cell --out "
-                             f"folders)")
-        runs.append(pooled_runs(name, folders))
+    runs = [run_from_spec(spec, "ablation_by_jaw") for spec in args.runs]
     table = {r.name: ablation_rows(r) for r in runs}
     print("| term | " + " | ".join(f"{r.name} ({len(r.success)} graded)" for r in runs)
           + " | over the runs |")

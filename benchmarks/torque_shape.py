@@ -11,7 +11,7 @@ torque ratio is logged), so both shapes are judged on the same grasps and outcom
 with the term taken out and the mass guess scaled down (the linear form at k q).
 
 Run from the repository root, one NAME=DIR[,DIR...] per row (DIR as bench_cell --out wrote
-it; several folders, other seeds of one jaw, are pooled: ablation_by_jaw.pooled_runs):
+it; several folders, other seeds of one jaw, are pooled: ablation_by_jaw.run_from_spec):
 
     .venv/bin/python -m benchmarks.torque_shape "short pad μ0.5=OUT5/short_0.5,OUT6/short_0.5" \\
         "2F-85 μ1=OUT7/f85_1.0"
@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 from scipy.stats import norm
 
-from benchmarks.ablation_by_jaw import paired_effect, pooled_runs
+from benchmarks.ablation_by_jaw import paired_effect, run_from_spec
 from benchmarks.bench_cell import auc, depth_factor
 
 Shape = Callable[[float], float]
@@ -78,10 +78,7 @@ def main(argv: list[str] | None = None) -> int:
           + " | ".join(f"{name}: paired diff. (scanned AUC)" for name, _ in SHAPES) + " |")
     print("|---|---|---|" + "---|" * len(SHAPES))
     for spec in args.runs:
-        name, _, folders = spec.partition("=")
-        if not name or not folders:
-            raise SystemExit(f"torque_shape: {spec!r} is not NAME=DIR[,DIR...]")
-        run = pooled_runs(name, folders)
+        run = run_from_spec(spec, "torque_shape")
         ok, kinds = run.success, run.kinds
         scanned = np.array([k.rpartition(":")[2].startswith("ycb_") for k in kinds])
         base = rescored(run.features, linear())
@@ -90,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             s = rescored(run.features, shape)
             d, lo, hi = paired_effect(base, s, ok, kinds)
             cells.append(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}] ({auc(s[scanned], ok[scanned]):.3f})")
-        print(f"| {name} | {len(ok)} | {auc(base, ok):.3f} ({auc(base[scanned], ok[scanned]):.3f}) | "
+        print(f"| {run.name} | {len(ok)} | {auc(base, ok):.3f} ({auc(base[scanned], ok[scanned]):.3f}) | "
               + " | ".join(cells) + " |", flush=True)
     return 0
 
