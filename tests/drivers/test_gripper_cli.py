@@ -19,25 +19,51 @@ def graspline():
     return cli.main
 
 
-@pytest.fixture
-def emulated_port(tmp_path):
-    """A robotiq2f85 emulator run by ``graspline gripper emulate`` in its own process."""
-    link = str(tmp_path / "ttyGRIP")
+def _start_emulator(link: str) -> subprocess.Popen:
+    """``graspline gripper emulate`` on link, in its own process, once it says it is ready."""
     proc = subprocess.Popen(
         [sys.executable, "-c", RUN_CLI, "gripper", "emulate", "--model", "robotiq2f85",
          "--port", link, "--object-width", "0.05"],
         stdout=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    assert f"robotiq2f85 emulator on {link}" in first, first
+    return proc
+
+
+def _stop(proc: subprocess.Popen, sig: int) -> int | None:
+    """Send sig and wait up to 10 s: the exit status, or None where it had to be killed."""
+    proc.send_signal(sig)
     try:
-        first = proc.stdout.readline()
-        assert f"robotiq2f85 emulator on {link}" in first
+        return proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+        return None
+
+
+@pytest.fixture
+def emulated_port(tmp_path):
+    """A robotiq2f85 emulator run by ``graspline gripper emulate`` in its own process."""
+    link = str(tmp_path / "ttyGRIP")
+    proc = _start_emulator(link)
+    try:
         yield link
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        _stop(proc, signal.SIGINT)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_the_emulator_stops_cleanly_on_ctrl_c_or_sigterm_even_started_in_the_background(
+        tmp_path, sig):
+    # started as a shell's `&` or a test worker starts it: SIGINT ignored on the way in
+    link = str(tmp_path / "ttyGRIP")
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc = _start_emulator(link)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert _stop(proc, sig) == 0     # not killed after 10 s, and a clean exit
+    assert not os.path.lexists(link)   # its port closed and the link taken away
 
 
 def test_activate_grasp_and_status_through_the_cli(graspline, emulated_port, capsys):

@@ -230,10 +230,20 @@ class EmulatorProcess:
 
 def serve(model: str, link: str | None = None, on_ready: Any = None,
           **options: Any) -> None:
-    """Run an emulator in this process until interrupted (Ctrl-C)."""
+    """Run an emulator in this process until Ctrl-C or SIGTERM, then stop it cleanly."""
     runner = _Runner(model, link, options)
+
+    async def main() -> None:
+        # handlers of the loop's own, not Python's default: a process started in the
+        # background (a shell's `&`, a test worker) inherits SIGINT ignored, and SIGTERM
+        # would otherwise end it without closing its port
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, runner.done.set)
+        await runner.run(None, on_ready)
+
     try:
-        asyncio.run(runner.run(None, on_ready))
+        asyncio.run(main())
     except KeyboardInterrupt:
         pass
     finally:
