@@ -5,6 +5,8 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -40,12 +42,28 @@ def one_ray_at_a_time():
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+# The three-finger demo database the slow tests build: smaller than the demo's own (40
+# candidates, 10 samples), chosen with --db-candidates and --db-samples as a user on a slow
+# machine would. Its grasps still hold seed 0's cylinder (test_multi_finger_cell).
+DEMO_TEST_CANDIDATES = 20
+DEMO_TEST_SAMPLES = 4
+
+
+@dataclass(frozen=True)
+class DemoCache:
+    """The cache folder holding a demo database and the command-line flags that find it."""
+
+    path: Path
+    args: tuple[str, ...]
+
+
 @pytest.fixture(scope="session")
-def three_finger_demo_cache(tmp_path_factory):
-    """A cache folder holding the three-finger hand's demo database of the built-in objects,
-    built once per test run however many pytest-xdist workers ask (a file lock: the first
-    builds, the others wait and reuse it); ``graspline demo|serve --hand three_finger --cache``
-    then find it there. Minutes on two cores, so only slow tests use it."""
+def three_finger_demo_cache(tmp_path_factory) -> DemoCache:
+    """A cache folder holding the three-finger hand's demo database of the built-in objects
+    (DEMO_TEST_CANDIDATES, DEMO_TEST_SAMPLES), built once per test run however many
+    pytest-xdist workers ask (a file lock: the first builds, the others wait and reuse it);
+    ``graspline demo|serve --hand three_finger`` with its args then find it there. A minute
+    or more on two cores, so only slow tests use it."""
     pytest.importorskip("mujoco")
     from offline_sim.database import ensure_demo_database
 
@@ -54,5 +72,7 @@ def three_finger_demo_cache(tmp_path_factory):
     root.mkdir(exist_ok=True)
     with open(root / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        ensure_demo_database("three_finger", root, progress=False)
-    return root
+        ensure_demo_database("three_finger", root, candidates=DEMO_TEST_CANDIDATES,
+                             samples=DEMO_TEST_SAMPLES, progress=False)
+    return DemoCache(root, ("--cache", str(root), "--db-candidates", str(DEMO_TEST_CANDIDATES),
+                            "--db-samples", str(DEMO_TEST_SAMPLES)))

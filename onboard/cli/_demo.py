@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ._common import CliError, progress_bar, reported
-from ._hand_database import hand_database
+from ._hand_database import add_size_arguments, database_size, hand_database
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--cache", type=Path, default=None, metavar="DIR",
                       help="where the demo's grasp databases are kept (default: the user's "
                            "cache folder, ~/.cache/graspline)")
+    add_size_arguments(demo, "with a multi-finger --hand")
     demo.set_defaults(func=run_demo)
     run = sub.add_parser("run", help="run the picking loop on the cell a cell file describes",
                          description="The picking loop on a cell (hardware or simulated) from "
@@ -58,6 +59,7 @@ def run_demo(args: argparse.Namespace) -> int:
     _check_trials(args.trials)
     if args.ycb is not None and not Path(args.ycb).is_dir():
         raise CliError(f"--ycb {args.ycb!r} is not a folder")
+    database_size(args, args.hand != "parallel")   # a misplaced size fails before anything
     if args.hand != "parallel":
         return _multi_finger_demo(args)
     out = Path(args.out)
@@ -82,7 +84,9 @@ def _multi_finger_demo(args: argparse.Namespace) -> int:
 
     from .._devices import CellSetupError
 
-    db = hand_database(args.hand, args.cache, out=sys.stdout)
+    candidates, samples = database_size(args, True)
+    db = hand_database(args.hand, args.cache, out=sys.stdout, candidates=candidates,
+                       samples=samples)
     out = Path(args.out)
     log_dir = out / f"trials-{time.strftime('%Y%m%d-%H%M%S')}"
     print(f"building the simulated cell (seed {args.seed}, {args.hand} hand) ...", flush=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .._cellfile import DEFAULT_PORT
 from ._common import CliError, reported
-from ._hand_database import hand_database
+from ._hand_database import add_size_arguments, database_size, hand_database
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cache", type=Path, metavar="DIR",
                    help="--sim --hand: where the hand's grasp database is kept (default: the "
                         "user's cache folder, ~/.cache/graspline)")
+    add_size_arguments(p, "--sim --hand")
     p.add_argument("--log-dir", metavar="DIR",
                    help="folder of the trial log (default: the cell file's log_dir; with --sim, "
                         "out/trials under the working directory)")
@@ -55,10 +56,13 @@ def _make_service(args: argparse.Namespace):
             raise CliError(f"{flag} applies to the simulated cell only (use it with --sim)")
     if args.config is not None and not os.path.isfile(args.config):
         raise CliError(f"cell file {args.config} does not exist")
+    multi_finger = args.hand not in (None, "parallel")
+    candidates, samples = database_size(args, multi_finger)
     hand = {}
-    if args.hand not in (None, "parallel"):
+    if multi_finger:
         # its database on stderr: stdout's first line stays 'listening on HOST:PORT'
-        db = hand_database(args.hand, args.cache, out=sys.stderr)
+        db = hand_database(args.hand, args.cache, out=sys.stderr, candidates=candidates,
+                           samples=samples)
         hand = {"hand": args.hand, "database_path": str(db)}
     # a bad cell file or a device that cannot be opened: the loader's message says which
     with reported(OSError, ValueError, CellSetupError, GraspDatabaseError):

@@ -75,3 +75,29 @@ def test_the_live_line_says_why_there_was_no_grasp_not_the_preamble(tmp_path, mo
     assert f"#1 mug score - {shown}; success -" in out
     assert "scores at least" not in out
     assert "1 trial(s): 0 of 0 grasps held" in out
+
+
+@pytest.mark.parametrize("args, error", [
+    (("--db-samples", "3"), "--db-samples applies to a multi-finger --hand only (the jaw plans "
+                            "without a grasp database)"),
+    (("--hand", "three_finger", "--db-candidates", "0"), "--db-candidates must be >= 1, got 0"),
+], ids=["size without a hand", "no candidates"])
+def test_a_misplaced_or_bad_database_size_is_one_line_before_anything_is_built(
+        tmp_path, capsys, args, error):
+    from onboard.cli import main
+
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    assert main(["demo", "--cache", str(cache), "--out", str(out), *args]) == 2
+    assert capsys.readouterr().err == f"graspline demo: error: {error}\n"
+    assert not cache.exists() and not out.exists()
+
+
+def test_the_help_states_the_demo_databases_own_size_as_the_default(capsys):
+    from offline_sim.database import DEMO_CANDIDATES, DEMO_SAMPLES
+    from onboard.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"resting pose in the hand's database (default {DEMO_CANDIDATES};" in text
+    assert f"rank its quality (default {DEMO_SAMPLES};" in text

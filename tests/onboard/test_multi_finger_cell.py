@@ -195,9 +195,9 @@ def test_demo_with_the_three_finger_hand_finds_its_database_runs_trials_and_repo
         tmp_path, capsys, three_finger_demo_cache):
     from onboard.cli import main
 
-    cache, out = three_finger_demo_cache, tmp_path / "out"
+    cache, out = three_finger_demo_cache.path, tmp_path / "out"
     assert main(["demo", "--hand", "three_finger", "--trials", "3", "--seed", "0",
-                 "--cache", str(cache), "--out", str(out)]) == 0
+                 *three_finger_demo_cache.args, "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "3 trial(s): " in text and (out / "report" / "index.html").is_file()
     # the hand's cell warms its kernels up too (segmentation and silhouettes: no image search)

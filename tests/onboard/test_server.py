@@ -1153,6 +1153,18 @@ def test_serve_refuses_hand_and_cache_without_sim():
                             f"only (use it with --sim)\n")
 
 
+@pytest.mark.parametrize("args, error", [
+    (("--db-candidates", "0"), "--db-candidates must be >= 1, got 0"),
+    (("--db-samples", "-2"), "--db-samples must be >= 1, got -2"),
+], ids=["no candidates", "negative samples"])
+def test_serve_sim_with_a_bad_database_size_is_one_line_before_anything_is_built(
+        tmp_path, args, error):
+    p = _cli("--sim", "--hand", "three_finger", "--cache", str(tmp_path / "cache"), *args)
+    out, err = p.communicate(timeout=120)
+    assert (p.returncode, out, err) == (2, "", f"graspline serve: error: {error}\n")
+    assert not (tmp_path / "cache").exists()
+
+
 def test_serve_sim_with_a_bad_hand_is_one_line_before_anything_is_built(tmp_path):
     p = _cli("--sim", "--hand", "four_finger", "--cache", str(tmp_path / "cache"))
     out, err = p.communicate(timeout=120)
@@ -1167,8 +1179,8 @@ def test_serve_sim_hand_finds_its_database_and_best_grasp_carries_the_preshape(
         tmp_path, three_finger_demo_cache):
     import signal
 
-    cache = three_finger_demo_cache
-    p = _cli("--sim", "--hand", "three_finger", "--cache", str(cache), "--port", "0",
+    cache = three_finger_demo_cache.path
+    p = _cli("--sim", "--hand", "three_finger", *three_finger_demo_cache.args, "--port", "0",
              "--seed", "0", "--log-dir", str(tmp_path / "log"))
     try:
         ready = p.stdout.readline()    # how the kernels were made ready, before it listens
