@@ -59,9 +59,9 @@ def run_demo(args: argparse.Namespace) -> int:
     _check_trials(args.trials)
     if args.ycb is not None and not Path(args.ycb).is_dir():
         raise CliError(f"--ycb {args.ycb!r} is not a folder")
-    database_size(args, args.hand != "parallel")   # a misplaced size fails before anything
+    size = database_size(args, args.hand != "parallel")   # a misplaced size fails first
     if args.hand != "parallel":
-        return _multi_finger_demo(args)
+        return _multi_finger_demo(args, *size)
     out = Path(args.out)
     log_dir = out / f"trials-{time.strftime('%Y%m%d-%H%M%S')}"
     print(f"building the simulated cell (seed {args.seed}) ...", flush=True)
@@ -74,9 +74,9 @@ def run_demo(args: argparse.Namespace) -> int:
     return _report(log_dir, out / "report")
 
 
-def _multi_finger_demo(args: argparse.Namespace) -> int:
-    """The demo with a multi-finger hand: its grasp database first (built on first use,
-    cached, with progress), then trials on the simulated cell carrying the hand, planned
+def _multi_finger_demo(args: argparse.Namespace, candidates: int, samples: int) -> int:
+    """The demo with a multi-finger hand: its grasp database of that size first (built on
+    first use, cached, with progress), then trials on the simulated cell carrying the hand, planned
     with the database (the object recognised by vision.recognise), then the report."""
     from scoring import GraspDatabaseError
 
@@ -84,7 +84,6 @@ def _multi_finger_demo(args: argparse.Namespace) -> int:
 
     from .._devices import CellSetupError
 
-    candidates, samples = database_size(args, True)
     db = hand_database(args.hand, args.cache, out=sys.stdout, candidates=candidates,
                        samples=samples)
     out = Path(args.out)
