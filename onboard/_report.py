@@ -231,6 +231,14 @@ def _plot_reliability(groups: list[GroupStats], path: Path) -> None:
     fig.savefig(path)
 
 
+# said where no group has both outcomes (the demo's best grasps all held, say): an empty ROC
+NO_ROC_PLOT = "no curve: the trials need\nsuccesses and failures both"
+NO_ROC_TEXT = ("No ROC curve: every closed trial had the same outcome, and the curve needs "
+               "successes and failures both. Grasps drawn across the score levels "
+               "(<code>graspline demo --validate</code>, <code>graspline run --validate</code>) "
+               "give both.")
+
+
 def _plot_roc(groups: list[GroupStats], path: Path) -> None:
     """ROC curve of score against success, AUC in the legend."""
     fig = _figure(4.6, 4.4)
@@ -248,6 +256,9 @@ def _plot_roc(groups: list[GroupStats], path: Path) -> None:
     ax.set_xlabel("false-positive rate (failures accepted)")
     ax.set_ylabel("true-positive rate (successes accepted)")
     ax.set_title("ROC of the score as a success predictor", fontsize=9)
+    if all(g.auc is None for g in groups):
+        ax.text(0.3, 0.8, NO_ROC_PLOT, ha="center", va="center", fontsize=8,
+                bbox={"facecolor": "white", "edgecolor": "none"})
     ax.legend(fontsize=7, loc="lower right")
     fig.savefig(path)
 
@@ -458,8 +469,11 @@ def write_report(log_dir: str | Path, out_dir: str | Path, *, n_levels: int = 5)
         body.append(_levels_table(groups))
         _plot_reliability(groups, out / "reliability.png")
         _plot_roc(groups, out / "roc.png")
-        body.append('<h2>Reliability and ROC</h2><img class=plot src="reliability.png" '
-                    'alt="reliability"> <img class=plot src="roc.png" alt="roc">')
+        body.append('<h2>Reliability and ROC</h2>')
+        if all(g.auc is None for g in groups):
+            body.append(f"<p>{NO_ROC_TEXT}</p>")
+        body.append('<img class=plot src="reliability.png" alt="reliability"> '
+                    '<img class=plot src="roc.png" alt="roc">')
         _plot_counts(groups, out / "counts.png")
         body.append('<h2>Trials per score level</h2><img class=plot src="counts.png" '
                     'alt="counts">')

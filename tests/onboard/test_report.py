@@ -121,6 +121,16 @@ def test_report_splits_best_and_validate_when_both_are_logged(tmp_path):
         naive_auc([p for p in plan if p[2] == "validate"]), abs=5e-4)
     # every best trial succeeded: no ROC for that group
     assert cell(page, "best", None, "auc") == "&ndash;"
+    assert "No ROC curve" not in page   # the validate group has its curve
+
+
+def test_a_report_whose_trials_all_held_says_why_its_roc_is_empty(tmp_path):
+    plan = [p for p in planned_trials(lambda i, j: "best") if p[1]]   # the held ones only
+    build_log(tmp_path / "log", plan, with_extras=False)
+    page = write_report(tmp_path / "log", tmp_path / "out").read_text()
+    assert cell(page, "all", None, "auc") == "&ndash;"
+    assert "<p>No ROC curve: every closed trial had the same outcome" in page
+    assert "graspline demo --validate" in page
 
 
 def test_report_on_empty_log_and_on_log_without_closed_trials_says_so(tmp_path):
