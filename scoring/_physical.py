@@ -15,7 +15,10 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   fingers, as wide as the fingers; with ``JawLimits.palm_width_m`` (and ``palm_length_m``) it
   is the palm's own rectangle (default length: the open fingers with their bodies).
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
-  it), ramping from 0 at ``min_contact_m`` to 1 at ``full_contact_m``.
+  it), ramping from 0 at ``min_contact_m`` to 1 at ``contact_full_m``: ``full_contact_m``
+  for pads of friction ``contact_friction_ref`` (taped, μ 0.5), the ramp's span scaled by
+  ``contact_friction_ref`` / μ for others (rubber pads, μ 1.0: full at 7.5 mm), at most the
+  pad's length.
 - tilt : where the pads meet a side above its widest section (a lying can pinched above its
   axis), the contact normals lean out of the horizontal: the larger of the angle the
   side's heights inwards of the contact give (an arc fitted to them) and the undercut's
@@ -112,7 +115,11 @@ class DepthParams:
     """Thresholds of the depth terms, SI units (chosen on the simulated cell: docs/figures.md)."""
 
     min_contact_m: float = 0.003      # pad overlap scoring 0
-    full_contact_m: float = 0.012     # pad overlap scoring 1
+    full_contact_m: float = 0.012     # pad overlap scoring 1 at contact_friction_ref
+    # the pads' friction full_contact_m holds for; the ramp's span scales by this / μ: a
+    # shallow contact holds as often as a deep one on rubber pads, less often on taped ones
+    # (docs/scoring.md, "Contact height")
+    contact_friction_ref: float = 0.5
     contact_probe_m: float = 0.004    # the side's height is read this far in from the contact
     body_margin_m: float = 0.002      # free space wanted beyond the finger's back
     tilt_margin_full_rad: float = math.radians(20.0)  # lean this far inside atan(μ) scores 1
@@ -123,7 +130,8 @@ class DepthParams:
     density_kg_m3: float = 500.0      # mass of an unknown object: its seen volume times this
 
     def __post_init__(self) -> None:
-        for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "density_kg_m3"):
+        for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "density_kg_m3",
+                     "contact_friction_ref"):
             check_positive(getattr(self, name), name, "DepthParams")
         check_positive(self.body_margin_m, "body_margin_m", "DepthParams", allow_zero=True)
         check_positive(self.above_widest_m, "above_widest_m", "DepthParams", allow_zero=True)
@@ -343,6 +351,15 @@ def _sample_lines(offsets: tuple[float, ...], body_px: float) -> tuple[np.ndarra
     return across.astype(np.int64), along, lines  # shared by every call: never written
 
 
+def contact_full_m(jaw: JawLimits, params: DepthParams = DepthParams()) -> float:
+    """The pad overlap (metres) at which the contact term reaches 1 for this jaw: the ramp
+    from min_contact_m spans (full_contact_m - min_contact_m) x contact_friction_ref / μ,
+    ending at the pad's length at most (a longer ramp could never be full)."""
+    span = params.full_contact_m - params.min_contact_m
+    full = params.min_contact_m + span * params.contact_friction_ref / jaw.friction
+    return max(min(full, jaw.pad_length_m), params.min_contact_m + 1e-4)
+
+
 def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r: float,
                    body_px: float, palm_m: float) -> np.ndarray:
     """(N_PARAMS,) float64: the depth kernel's parameter vector, each at its Q_* index
@@ -359,7 +376,7 @@ def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r:
     prm[DK.Q_M_PER_PX] = m
     prm[DK.Q_PAD_LENGTH_M] = jaw.pad_length_m
     prm[DK.Q_MIN_CONTACT_M] = params.min_contact_m
-    prm[DK.Q_CONTACT_SPAN_M] = params.full_contact_m - params.min_contact_m
+    prm[DK.Q_CONTACT_SPAN_M] = contact_full_m(jaw, params) - params.min_contact_m
     prm[DK.Q_ABOVE_WIDEST_M] = params.above_widest_m
     prm[DK.Q_STROKE_M] = jaw.stroke_m
     prm[DK.Q_TILT_HI_RAD] = tilt_hi

@@ -36,7 +36,8 @@ from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, G
                          filter_grasps_reference, height_map, place_grasps)
 from ._draws import LEVELS, LevelDraw, RankDraw, draw_across_levels, draw_rank_level
 from ._executor import Executor
-from ._image_search import ImageSearch, ScoredPose, insertion_depths, nearest_mask
+from ._image_search import (ImageSearch, ScoredPose, deeper_search_wanted, insertion_depths,
+                            nearest_mask)
 from ._loop import PickingLoop
 from ._planner import GRASP_SOURCES, OPTIONAL_SOURCES, SCENE_GOOD_ENOUGH, Planner, grasp_sources
 from ._promise import Promise, promise_order, promises
@@ -60,6 +61,7 @@ __all__ = [
     "DatabaseFilterSettings",
     "DatabaseGraspView",
     "DatabaseSource",
+    "deeper_search_wanted",
     "draw_across_levels",
     "draw_rank_level",
     "Execution",

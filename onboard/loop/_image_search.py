@@ -23,6 +23,19 @@ from ._source import TOP_LEVEL_SCORE, Proposal, SourceSetup
 # the second, deeper search runs only when the first found no top-level grasp: it doubles the
 # search time, and above it the first grasp could gain little
 DEEPER_SEARCH_BELOW = TOP_LEVEL_SCORE
+# ... or when that grasp's pads meet less of the object's side than this (metres; the
+# contact term's full overlap for taped pads): with rubber pads such a shallow contact
+# scores high, yet it may be a pinch above a lying bottle's axis that the deeper search
+# would take at its widest section (docs/scoring.md, "Contact height")
+DEEPER_SEARCH_CONTACT_M = DepthParams().full_contact_m
+
+
+def deeper_search_wanted(score: float, contact_height_m: float) -> bool:
+    """Whether a second, deeper search should follow a first whose best grasp scores this
+    with its pads meeting contact_height_m (metres; NaN: not measured, as for Tan's measure)."""
+    if score < DEEPER_SEARCH_BELOW:
+        return True
+    return bool(contact_height_m < DEEPER_SEARCH_CONTACT_M)  # False for NaN
 log = logging.getLogger("graspline.loop")
 
 
@@ -119,10 +132,12 @@ class ImageSearch:
         when it has no silhouette or grasp; a string saying why when the jaw cannot hold it
         at all (at the first depth: a deeper section too wide for the stroke only leaves the
         shallower grasps). A deeper search runs only while the best grasp so far scores under
-        DEEPER_SEARCH_BELOW."""
+        DEEPER_SEARCH_BELOW or meets less than DEEPER_SEARCH_CONTACT_M of the object's side
+        (deeper_search_wanted)."""
         best, seen, projected = None, [], None
         for k, insertion in enumerate(self.insertions()):
-            if best is not None and best[0] >= DEEPER_SEARCH_BELOW:
+            if best is not None and not deeper_search_wanted(
+                    best[0], float(best[2].scores.contact_height_m[best[3]])):
                 break  # a top-level grasp already: a deeper one could gain little (docs/figures.md)
             with clock.stage("silhouette"):
                 try:

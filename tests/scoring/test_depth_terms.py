@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring import (DepthParams, DepthView, GripperProjection, JawLimits, mean_patch_radius_m,
-                     narrowest_width_m, physical_terms, score_candidates, search_grasps)
+from scoring import (DepthParams, DepthView, GripperProjection, JawLimits, contact_full_m,
+                     mean_patch_radius_m, narrowest_width_m, physical_terms, score_candidates,
+                     search_grasps)
 from scoring.shapes import ellipse, rectangle
 
 M = 0.001  # metres per pixel
@@ -87,14 +88,30 @@ def test_a_tall_part_between_the_fingers_stops_the_palm():
 def test_contact_height_ramps_from_min_to_full_contact():
     box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
     p = DepthParams(min_contact_m=0.003, full_contact_m=0.012)
+    taped = dataclasses.replace(JAW, friction=p.contact_friction_ref)
     got = []
     for h in (0.002, 0.0075, 0.02):
-        sc = score_candidates(box, *across_box(), PROJ, jaw=JAW,
+        sc = score_candidates(box, *across_box(), PROJ, jaw=taped,
                               depth=DepthView(heights(box, h), M), depth_params=p)
         assert sc.contact_height_m[0] == pytest.approx(h, abs=1e-6)
         got.append(float(sc.score_contact[0]))
         assert sc.score[0] == pytest.approx(sc.tan_score[0] * got[-1], rel=1e-5)
     assert got == pytest.approx([0.0, 0.5, 1.0], abs=1e-6)
+
+
+@pytest.mark.parametrize("friction, pad_m, full_m", [
+    (0.5, 0.035, 0.012), (1.0, 0.035, 0.0075), (1.0, 0.020, 0.0075), (0.25, 0.020, 0.020)])
+def test_contact_ramp_eases_with_the_pads_friction_up_to_the_pad_length(friction, pad_m, full_m):
+    """Rubber pads (μ 1.0) hold on a shallow contact as often as on a deep one, taped pads
+    (μ 0.5) less often: the ramp's span scales by 0.5 / μ, and ends at the pad's length."""
+    box = rectangle(SHAPE, (150.0, 110.0), 60, 40)
+    jaw = dataclasses.replace(JAW, friction=friction, pad_length_m=pad_m)
+    assert contact_full_m(jaw) == pytest.approx(full_m)
+    half = 0.5 * (DepthParams().min_contact_m + full_m)
+    got = [float(score_candidates(box, *across_box(), PROJ, jaw=jaw,
+                                  depth=DepthView(heights(box, h), M)).score_contact[0])
+           for h in (half, full_m + 1e-4)]
+    assert got == pytest.approx([0.5, 1.0], abs=0.02)
 
 
 def test_contact_height_is_the_lower_side_and_capped_at_the_pad_length():
