@@ -5,9 +5,11 @@ met and every term of the score, so the score with another contact ramp is judge
 same grasps and outcomes as the score the run had and as Tan's measure alone (docs/scoring.md,
 "Contact height"). Two ramps:
 
-- ``--by friction`` (an experiment, not shipped): scaled by the pads' friction, full at 12 mm
-  for taped pads, μ 0.5, and at 7.5 mm for rubber ones, μ 1.0 (contact_ramp_m); each run
-  folder with the friction it ran at;
+- ``--by friction``: scaled by the pads' friction, full at 12 mm for taped pads, μ 0.5, and
+  at 7.5 mm for rubber ones, μ 1.0 (contact_ramp_m); the score has shipped it since
+  2026-11-27 (scoring.contact_full_m, which also stops it at the pad's length), so this
+  rescores runs made with the 3-12 mm ramp before; each run folder with the friction it ran
+  at;
 - ``--by pad-length`` (an experiment, not shipped either): full at 12 mm on pads of 35 mm
   or more and at 12/35 of a shorter pad's length (6.9 mm on 20 mm pads: pad_length_full_m);
   each run folder with its pads' length in mm.
@@ -32,7 +34,7 @@ from benchmarks.bench_cell import LEVEL_EDGES, auc, group_of, kind_of
 from benchmarks.rescore_jaws import paired_cells, rescored, run_spec
 from scoring import DepthParams
 
-FRICTION_REF = 0.5  # the friction the shipped ramp (3 to 12 mm) is kept for
+FRICTION_REF = 0.5  # the friction the 3-12 mm ramp is kept for (contact_friction_ref)
 PAD_LENGTH_REF_M = 0.035  # the pads' length the shipped ramp was chosen on (the 2F-85's)
 
 
