@@ -36,6 +36,8 @@ def deeper_search_wanted(score: float, contact_height_m: float) -> bool:
     if score < DEEPER_SEARCH_BELOW:
         return True
     return bool(contact_height_m < DEEPER_SEARCH_CONTACT_M)  # False for NaN
+
+
 log = logging.getLogger("graspline.loop")
 
 
