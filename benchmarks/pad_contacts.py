@@ -10,11 +10,20 @@ object's largest rotation while the jaw closes, the lift, and the score the loop
 grasp; it prints a table and draws the section with the pads and contacts (docs/scoring.md,
 "The lying banana" and "The upright mustard bottle").
 
+--along runs the loop's grasp instead moved along the pads' width (along a lying banana), at
+each distance given, and prints the lever (the object's mass centre from the closing line) and
+the rise; --pad-torsion gives the pads MuJoCo's torsional friction (condim 4, the coefficient
+in metres: a compliant pad's contact patch), which the cell's pads (condim 3) do not have
+(docs/scoring.md, "The lying banana held off its middle").
+
 Run from the repository root (one process; about a minute per jaw and three tables):
 
     .venv/bin/python -m benchmarks.pad_contacts --cell benchmarks/jaws/short_pad.yaml \\
         --ycb ../shared/data/ycb --seed 0 --tables 3 [--pad-friction 0.5] [--shift 0.012] \\
         [--object mustard_bottle --stand-tall] --figure docs/banana_short_pad.png
+    .venv/bin/python -m benchmarks.pad_contacts --cell benchmarks/jaws/short_pad.yaml \
+        --ycb ../shared/data/ycb --tables 2 --along 0,20,-20,40,-40,60,-60,80,-80 \
+        [--pad-torsion 0.0025]
 """
 from __future__ import annotations
 
@@ -301,6 +310,29 @@ def draw(runs: list[GraspRun], path: Path, title: str, tcp_to_tip_m: float) -> N
     fig.savefig(path, dpi=80)
 
 
+def set_pad_torsion(sim, torsion_m: float) -> None:
+    """Give the pads MuJoCo's torsional friction: condim 4 and torsion_m (metres) as the
+    coefficient (the torque one contact resists per newton it presses with)."""
+    w = sim.world
+    for g in [int(i) for i in (*w.pad_left, *w.pad_right)]:
+        w.model.geom_condim[g] = 4
+        w.model.geom_friction[g, 1] = torsion_m
+
+
+def along_row(cell, sim, T_plan: np.ndarray, along_m: float, tcp_to_tip_m: float) -> str:
+    """One table row: the planned grasp moved along_m along the pads' width (the TCP's y),
+    executed; the lever (m: the object's mass centre from the closing line) and the rise."""
+    T = T_plan.copy()
+    T[:3, 3] += along_m * T_plan[:3, 1]
+    com = sim.world.T_world_object(0)[:3, 3]   # the object's frame sits at its mass centre
+    lever = float(np.linalg.norm(np.cross(com - T[:3, 3], T[:3, 0])))
+    r = execute(cell, sim, T, 0.0, tcp_to_tip_m)
+    held = "held" if r.rise_m > 0.05 else ("-" if math.isnan(r.rise_m) else "FAILED")
+    n = len([c for c in r.contacts if c.force_n > 0.05])
+    return (f"| {along_m * 1e3:+.0f} | {lever * 1e3:.0f} | {n} | "
+            f"{math.degrees(r.max_rotation_rad):.0f}° | {r.rise_m * 1e3:.0f} mm {held} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cell", required=True, help="the jaw's cell file (benchmarks/jaws/*.yaml)")
@@ -314,11 +346,40 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--figure", type=Path, default=None)
     p.add_argument("--shift", type=float, default=0.0, help="also each grasp moved this far "
                    "(m) along the closing line, one pad meeting the object first")
+    p.add_argument("--along", default=None, metavar="MM,MM,...",
+                   help="instead of the heights: the grasp moved this far (mm) along the pads' "
+                   "width, one row each")
+    p.add_argument("--pad-torsion", type=float, default=None, metavar="M",
+                   help="the pads' torsional friction (m; condim 4), none by default as the cell")
     args = p.parse_args(argv)
+    try:
+        alongs = None if args.along is None else [float(v) * 1e-3 for v in args.along.split(",")]
+    except ValueError:
+        raise SystemExit(f"pad_contacts: --along must be millimetres separated by commas, got "
+                         f"{args.along!r}") from None
     cell, sim = one_object_cell(args.cell, args.ycb, args.seed, args.pad_friction, args.object,
                                 args.stand_tall)
+    if args.pad_torsion is not None:
+        set_pad_torsion(sim, args.pad_torsion)
     g = cell.loop.config.gripper
     tcp_to_tip = g.tcp_to_tip_m if g.tcp_to_tip_m is not None else 0.5 * g.pad_length_m
+    if alongs is not None:
+        print(f"# {args.object} on {args.cell}, pad friction {sim.settings.pad_friction:g}, "
+              f"pad torsion {args.pad_torsion or 0:g} m\n\n| moved along mm | lever mm | "
+              f"contacts | turned while closing | rise |\n|---|---|---|---|---|")
+        for t in range(args.tables):
+            if t:
+                sim.new_table()
+            plan = cell.loop.plan()
+            if not hasattr(plan.choice, "T_base_tcp"):
+                print(f"table {t}: no grasp ({plan.choice})")
+                continue
+            print(f"| table {t}: score {plan.choice.score:.2f} | | | | |")
+            for a in alongs:
+                print(along_row(cell, sim, np.asarray(plan.choice.T_base_tcp), a, tcp_to_tip),
+                      flush=True)
+        cell.close()
+        return 0
     print(f"# {args.object} on {args.cell}, pad friction {sim.settings.pad_friction:g}\n")
     print("| raise mm | tips z mm | widest z mm | top z mm | contacts at the end of closing "
           "| object turned | rise | score | tilt seen | tilt factor |\n"

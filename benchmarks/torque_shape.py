@@ -8,7 +8,7 @@ while the true ratio q_true = q x (ρ_true / ρ) stays under 1; with ln(ρ_true 
 spread σ, P(hold) = Φ(-ln(q) / σ), which keeps ratios well under 1 near 1 instead of marking
 them down linearly. This rescores each run's graded trials from their logged features (the
 torque ratio is logged), so both shapes are judged on the same grasps and outcomes, together
-with the term taken out and the mass guess scaled down (the linear form at k q).
+with the term taken out and the mass guess scaled down or up (the linear form at k q).
 
 Run from the repository root, one NAME=DIR[,DIR...] per row (DIR as bench_cell --out wrote
 it; several folders, other seeds of one jaw, are pooled: ablation_by_jaw.run_from_spec):
@@ -49,6 +49,8 @@ SHAPES: list[tuple[str, Shape | None]] = [
     ("P(hold), σ = 0.5", lognormal(0.5)),
     ("P(hold), σ = 0.7", lognormal(0.7)),
     ("P(hold), σ = 1.0", lognormal(1.0)),
+    ("1 - 2q (steeper: a lying banana held off its middle)", linear(2.0)),
+    ("1 - 3q", linear(3.0)),
 ]
 
 
