@@ -310,6 +310,19 @@ def draw(runs: list[GraspRun], path: Path, title: str, tcp_to_tip_m: float) -> N
     fig.savefig(path, dpi=80)
 
 
+def planned_tables(cell, sim, tables: int):
+    """(table index, the loop's plan) for each of `tables` tables laid anew whose plan has a
+    grasp; a line saying why for the others."""
+    for t in range(tables):
+        if t:
+            sim.new_table()
+        plan = cell.loop.plan()
+        if not hasattr(plan.choice, "T_base_tcp"):
+            print(f"table {t}: no grasp ({plan.choice})")
+            continue
+        yield t, plan
+
+
 def set_pad_torsion(sim, torsion_m: float) -> None:
     """Give the pads MuJoCo's torsional friction: condim 4 and torsion_m (metres) as the
     coefficient (the torque one contact resists per newton it presses with)."""
@@ -367,13 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# {args.object} on {args.cell}, pad friction {sim.settings.pad_friction:g}, "
               f"pad torsion {args.pad_torsion or 0:g} m\n\n| moved along mm | lever mm | "
               f"contacts | turned while closing | rise |\n|---|---|---|---|---|")
-        for t in range(args.tables):
-            if t:
-                sim.new_table()
-            plan = cell.loop.plan()
-            if not hasattr(plan.choice, "T_base_tcp"):
-                print(f"table {t}: no grasp ({plan.choice})")
-                continue
+        for t, plan in planned_tables(cell, sim, args.tables):
             print(f"| table {t}: score {plan.choice.score:.2f} | | | | |")
             for a in alongs:
                 print(along_row(cell, sim, np.asarray(plan.choice.T_base_tcp), a, tcp_to_tip),
@@ -385,13 +392,7 @@ def main(argv: list[str] | None = None) -> int:
           "| object turned | rise | score | tilt seen | tilt factor |\n"
           "|---|---|---|---|---|---|---|---|---|---|")
     figs = []
-    for t in range(args.tables):
-        if t:
-            sim.new_table()
-        plan = cell.loop.plan()
-        if not hasattr(plan.choice, "T_base_tcp"):
-            print(f"table {t}: no grasp ({plan.choice})")
-            continue
+    for t, plan in planned_tables(cell, sim, args.tables):
         print(f"| table {t}: score {getattr(plan.choice, 'score', math.nan):.2f} | | | | | | |")
         for off in OFFSETS_M:
             r = execute(cell, sim, np.asarray(plan.choice.T_base_tcp), off, tcp_to_tip)
