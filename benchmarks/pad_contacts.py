@@ -21,8 +21,8 @@ Run from the repository root (one process; about a minute per jaw and three tabl
     .venv/bin/python -m benchmarks.pad_contacts --cell benchmarks/jaws/short_pad.yaml \\
         --ycb ../shared/data/ycb --seed 0 --tables 3 [--pad-friction 0.5] [--shift 0.012] \\
         [--object mustard_bottle --stand-tall] --figure docs/banana_short_pad.png
-    .venv/bin/python -m benchmarks.pad_contacts --cell benchmarks/jaws/short_pad.yaml \
-        --ycb ../shared/data/ycb --tables 2 --along 0,20,-20,40,-40,60,-60,80,-80 \
+    .venv/bin/python -m benchmarks.pad_contacts --cell benchmarks/jaws/short_pad.yaml \\
+        --ycb ../shared/data/ycb --tables 2 --along 0,20,-20,40,-40,60,-60,80,-80 \\
         [--pad-torsion 0.0025]
 """
 from __future__ import annotations
@@ -245,9 +245,14 @@ def lean_deg(c: Contact) -> float:
     return math.degrees(math.asin(float(np.clip(-c.normal[2], -1, 1))))
 
 
+def held_word(rise_m: float) -> str:
+    """How a row reads a rise (m): held when the object rose over half the 10 cm lift, as the
+    cell judges it; "-" when the approach stopped before the closing."""
+    return "held" if rise_m > 0.05 else ("-" if math.isnan(rise_m) else "FAILED")
+
+
 def summary(r: GraspRun) -> str:
     """One table row."""
-    held = "held" if r.rise_m > 0.05 else ("-" if math.isnan(r.rise_m) else "FAILED")
     pads = []
     for p in "LR":
         cs = [c for c in r.contacts if c.pad == p and c.force_n > 0.05]
@@ -260,7 +265,7 @@ def summary(r: GraspRun) -> str:
             pads.append(f"{p}: none")
     return (f"| {r.offset_m * 1e3:+.0f} | {r.tip_z_m * 1e3:.1f} | {r.widest_z_m * 1e3:.1f} | "
             f"{r.top_z_m * 1e3:.1f} | {'; '.join(pads)} | {math.degrees(r.max_rotation_rad):.0f}° "
-            f"| {r.rise_m * 1e3:.0f} mm {held} | {r.score:.2f} | {r.tilt_deg:.0f}° "
+            f"| {r.rise_m * 1e3:.0f} mm {held_word(r.rise_m)} | {r.score:.2f} | {r.tilt_deg:.0f}° "
             f"| {r.score_tilt:.2f} |")
 
 
@@ -340,10 +345,10 @@ def along_row(cell, sim, T_plan: np.ndarray, along_m: float, tcp_to_tip_m: float
     com = sim.world.T_world_object(0)[:3, 3]   # the object's frame sits at its mass centre
     lever = float(np.linalg.norm(np.cross(com - T[:3, 3], T[:3, 0])))
     r = execute(cell, sim, T, 0.0, tcp_to_tip_m)
-    held = "held" if r.rise_m > 0.05 else ("-" if math.isnan(r.rise_m) else "FAILED")
     n = len([c for c in r.contacts if c.force_n > 0.05])
     return (f"| {along_m * 1e3:+.0f} | {lever * 1e3:.0f} | {n} | "
-            f"{math.degrees(r.max_rotation_rad):.0f}° | {r.rise_m * 1e3:.0f} mm {held} |")
+            f"{math.degrees(r.max_rotation_rad):.0f}° | "
+            f"{r.rise_m * 1e3:.0f} mm {held_word(r.rise_m)} |")
 
 
 def main(argv: list[str] | None = None) -> int:
