@@ -17,12 +17,17 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 # One stamp per set of extras, so that `make test` after `make run` adds only what is missing.
+# Each install ends by compiling the planning kernels into numba's cache (`graspline warm-up`:
+# three minutes on a fresh 2-core machine, a few seconds once cached), as a compiled extension
+# is built at install: the demo's first trial and the tests then load them.
 $(BIN)/.installed-run-$(RUN_EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[$(RUN_EXTRAS)]'
+	$(BIN)/graspline warm-up
 	rm -f $(BIN)/.installed-run-* && touch $@
 
 $(BIN)/.installed-test-$(TEST_EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[$(TEST_EXTRAS)]'
+	$(BIN)/graspline warm-up
 	rm -f $(BIN)/.installed-test-* && touch $@
 
 install-run: $(BIN)/.installed-run-$(RUN_EXTRAS)

@@ -11,12 +11,13 @@ import argparse
 import sys
 
 from .._cellfile import DEFAULT_PORT
-from . import _calibrate, _db, _demo, _gripper, _record, _score, _serve, _trials
+from . import _calibrate, _db, _demo, _gripper, _record, _score, _serve, _trials, _warm_up
 from ._common import CliError
 from ._db import PFC_GRIDS
 
 # In the order ``graspline --help`` lists them; ``_demo`` registers ``demo`` and ``run``.
-COMMAND_GROUPS = (_score, _gripper, _db, _record, _trials, _serve, _demo, _calibrate)
+COMMAND_GROUPS = (_score, _gripper, _db, _record, _trials, _serve, _demo, _calibrate,
+                  _warm_up)
 
 __all__ = ["DEFAULT_PORT", "PFC_GRIDS", "CliError", "build_parser", "main"]
 

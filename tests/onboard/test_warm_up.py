@@ -45,3 +45,21 @@ def test_warm_up_leaves_the_plans_as_they_are_without_it(tmp_path):
     assert a.object_label == b.object_label and a.score == b.score
     assert a.n_candidates == b.n_candidates
     np.testing.assert_array_equal(a.T_base_tcp, b.T_base_tcp)
+
+
+def test_the_warm_up_command_readies_every_kernel_and_leaves_no_trial_log(capsys, tmp_path,
+                                                                       monkeypatch):
+    import re
+    import tempfile
+
+    from onboard.cli import main
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # its throwaway log goes here
+    assert main(["warm-up"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("warming up the planning kernels")
+    assert re.fullmatch(r"(compiling kernels \.\.\. done|kernels loaded from cache) in "
+                        r"\d+\.\d s.*", out[1]), out
+    ready = _signatures()
+    assert len(ready) >= 17 and [k for k, sigs in ready.items() if not sigs] == []
+    assert list(tmp_path.iterdir()) == []  # the simulated cell's trial log is not kept
