@@ -3,10 +3,12 @@
 Each run is a bench_cell --out folder. The validate passes (validate.jsonl) are concatenated:
 the AUC of the loop's score and of Tan's measure alone on the same trials, each with a 95 %
 interval that resamples whole object kinds of each run (bench_cell's clustered bootstrap),
-and the scanned (YCB) objects' AUC. The best-grasp passes (best.jsonl with best_truth.json)
-add up: the top grasp held over the objects the jaw can hold, and the objects wider than the
-stroke that were never tried. docs/figures.md, "Several jaws, the final code: the stroke
-against the seen width, seeds 5 to 7 again":
+and the scanned (YCB) objects' AUC by each. The best-grasp passes (best.jsonl with
+best_truth.json) add up: the top grasp held over the objects the jaw can hold, and the objects
+wider than the stroke that were never tried. Runs without a best-grasp pass (bench_cell --best
+0) count in the validate columns only; the row says how many runs its top grasps come from.
+docs/figures.md, "Several jaws, the final code: the stroke against the seen width, seeds 5 to
+7 again":
 
     .venv/bin/python -m benchmarks.pool_runs OUT5/short_1.0 OUT6/short_1.0 OUT7/short_1.0
 """
@@ -33,7 +35,8 @@ def _rows(path: Path) -> list[dict]:
 
 
 def validate_auc(runs: list[Path]) -> str:
-    """The pooled validate passes' row: graded, AUC loop [95 %], Tan's [95 %], scanned."""
+    """The pooled validate passes' row: graded, AUC loop [95 %], Tan's [95 %], scanned
+    loop / Tan (trials)."""
     score, tan, held, cluster, scanned = [], [], [], [], []
     for k, run in enumerate(runs):
         for r in _rows(run / "validate.jsonl"):
@@ -48,7 +51,8 @@ def validate_auc(runs: list[Path]) -> str:
     lo, hi = clustered_bootstrap(s, y, c)
     t_lo, t_hi = clustered_bootstrap(t, y, c)
     return (f"{len(s)} | {auc(s, y):.3f} [{lo:.3f}, {hi:.3f}] | "
-            f"{auc(t, y):.3f} [{t_lo:.3f}, {t_hi:.3f}] | {auc(s[ycb], y[ycb]):.3f} ({ycb.sum()})")
+            f"{auc(t, y):.3f} [{t_lo:.3f}, {t_hi:.3f}] | "
+            f"{auc(s[ycb], y[ycb]):.3f} / {auc(t[ycb], y[ycb]):.3f} ({ycb.sum()})")
 
 
 def top_grasps(runs: list[Path]) -> str:
@@ -84,10 +88,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("runs", nargs="+", type=Path, help="bench_cell --out folders of one cell")
     args = p.parse_args(argv)
-    print("| graded | AUC, the loop's score [95 %] | Tan's measure alone | scanned (trials) | "
+    print("| graded | AUC, the loop's score [95 %] | Tan's measure alone | scanned: loop / Tan "
+          "(trials) | "
           "top grasp held | wider than the stroke refused |")
     print("|---|---|---|---|---|---|")
-    print(f"| {validate_auc(args.runs)} | {top_grasps(args.runs)} |")
+    best = [run for run in args.runs if (run / "best.jsonl").is_file()]
+    if not best:
+        top = "no best-grasp pass | no best-grasp pass"
+    else:
+        top = top_grasps(best)
+        if len(best) < len(args.runs):
+            top = top.replace(" | ", f" (of {len(best)} of the {len(args.runs)} runs) | ")
+    print(f"| {validate_auc(args.runs)} | {top} |")
     return 0
 
 
