@@ -16,6 +16,7 @@ COMMANDS = {
     "score": (), "gripper": (), "db": ("info", "top", "build"), "record": (),
     "trials": ("list", "show", "outcome", "report"), "serve": (), "demo": (), "run": (),
     "calibrate": ("board", "intrinsics", "hand-eye", "depth", "gripper", "check"),
+    "warm-up": (),   # added since: the kernels compiled ahead of a cell's first start
 }
 
 
