@@ -80,3 +80,11 @@ def progress_note(text: str) -> None:
     from tqdm import tqdm
 
     tqdm.write(text)
+
+
+def warm_up_kernels(cell) -> None:
+    """Make a PickingCell's planning kernels ready before its first trial (compiled on a
+    first start, loaded from numba's cache after) and say which, and how long it took."""
+    print("warming up the planning kernels (compiled on a first start, then loaded from "
+          "numba's cache) ...", flush=True)
+    print(cell.warm_up().text(), flush=True)

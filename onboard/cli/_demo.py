@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from ._common import CliError, progress_bar, reported
+from ._common import CliError, progress_bar, reported, warm_up_kernels
 from ._hand_database import add_size_arguments, database_size, hand_database
 
 
@@ -69,7 +69,7 @@ def run_demo(args: argparse.Namespace) -> int:
         cell = open_picking_cell(sim=True, seed=args.seed, log_dir=str(log_dir),
                                  mode="validate" if args.validate else "best", ycb_dir=args.ycb)
     with cell:
-        _warm_up(cell)
+        warm_up_kernels(cell)
         _trials(cell, args.trials)
     return _report(log_dir, out / "report")
 
@@ -94,7 +94,7 @@ def _multi_finger_demo(args: argparse.Namespace, candidates: int, samples: int) 
                                  mode="validate" if args.validate else "best", ycb_dir=args.ycb,
                                  hand=args.hand, database_path=str(db))
     with cell:
-        _warm_up(cell)
+        warm_up_kernels(cell)
         _trials(cell, args.trials)
     return _report(log_dir, out / "report")
 
@@ -115,17 +115,10 @@ def run_cell(args: argparse.Namespace) -> int:
                            f"commands (arm.kind: sim, or a real ArmController)")
         cell = open_picking_cell(args.config, mode="validate" if args.validate else "best")
     with cell:
-        _warm_up(cell)
+        warm_up_kernels(cell)
         _trials(cell, args.trials)
         log_dir = cell.config.log_dir
     return _report(Path(log_dir), Path(args.report)) if args.report else 0
-
-
-def _warm_up(cell) -> None:
-    """Make the planning kernels ready before the first trial, and say how long it took."""
-    print("warming up the planning kernels (compiled on a first start, then loaded from "
-          "numba's cache) ...", flush=True)
-    print(cell.warm_up().text(), flush=True)
 
 
 def _trials(cell, n: int) -> None:

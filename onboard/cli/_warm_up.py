@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 
-from ._common import CliError, reported
+from ._common import CliError, reported, warm_up_kernels
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,11 +32,9 @@ def run_warm_up(args: argparse.Namespace) -> int:
         raise CliError(f"warm-up runs on the simulated cell, which needs the sim extra "
                        f"(pip install 'graspline[sim]'): {exc}") from exc
 
-    print("warming up the planning kernels (minutes on a fresh install: numba compiles "
-          "them; a second or so once they are in its cache) ...", flush=True)
     with tempfile.TemporaryDirectory(prefix="graspline-warm-up-") as log_dir:
         with reported(CellSetupError):
             cell = open_picking_cell(sim=True, log_dir=log_dir)
         with cell:
-            print(cell.warm_up().text(), flush=True)
+            warm_up_kernels(cell)
     return 0
