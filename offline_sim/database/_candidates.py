@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from geometry import frame_from_approach, invert, pose
-from ..dynamics import GraspWorld, place_hand, start_collisions
+from ..dynamics import GraspWorld, hand_collides, place_hand
 from ..dynamics._grasp_world import OBJECT_GEOM_GROUP
 
 SOURCE_PRINCIPAL_AXIS = 0
@@ -192,8 +192,7 @@ def _take(world: GraspWorld, pool: list, order: list, n: int, T_ow: np.ndarray,
             for back in range(n_back + 1):
                 d_try = min(depth, depth - back * standoff_step_m) if back else depth
                 T = T_ow @ pose(R_world_hand, point + d_try * approach)
-                place_hand(world, T, preshapes[pre])
-                if not start_collisions(world, collision_tolerance_m):
+                if not hand_collides(world, T, preshapes[pre], collision_tolerance_m):
                     found = (T, d_try, pre)
                     break
             if found is not None:

@@ -320,15 +320,14 @@ class SimEvaluator:
 
     def _trial(self, k: int, T_error: np.ndarray | None, keep: list) -> TrialMeasures:
         """One simulated grasp of candidate k with the object displaced by T_error."""
-        from ..dynamics import place_hand, simulate_grasp, start_collisions
+        from ..dynamics import hand_collides, simulate_grasp
 
         T = self.candidates.T_object_hand[k]
         preshape = self.candidates.preshape[k]
         world = self._world(k)
         if T_error is not None:
             T = invert(T_error) @ T  # the object moved by T_error: the hand sees it so
-            place_hand(world, T, preshape)
-            if start_collisions(world):
+            if hand_collides(world, T, preshape):
                 return TrialMeasures(b=0.0, c=0.0, a=0.0)  # the hand would hit it on approach
         out = simulate_grasp(world, T, preshape=preshape)
         keep.append(out.hold)

@@ -5,12 +5,14 @@ import math
 import numpy as np
 import pytest
 
+from geometry import frame_from_approach, pose
+
 mujoco = pytest.importorskip("mujoco")
 
 from offline_sim.database import (SOURCE_PRINCIPAL_AXIS, SOURCE_SURFACE_NORMAL,  # noqa: E402
                                   pregrasp_candidates)
-from offline_sim.dynamics import (build_grasp_world, place_hand, simulate_grasp,  # noqa: E402
-                                  start_collisions)
+from offline_sim.dynamics import (build_grasp_world, hand_collides, place_hand,  # noqa: E402
+                                  simulate_grasp, start_collisions)
 from offline_sim.hands import parallel_jaw, three_finger  # noqa: E402
 from offline_sim.objects import ObjectSpec  # noqa: E402
 
@@ -38,6 +40,26 @@ def test_candidates_are_collision_free_rotations_along_their_approach(jaw_box):
     steps = (np.array([[g], [0.5 * g], [0.0]]) - 0.005 * np.arange(7)).ravel()
     assert all(np.isclose(d, steps, atol=1e-9).any() for d in c.depth_m)
     assert c.depth_m.min() >= -0.03 - 1e-9
+
+
+def test_hand_collides_says_what_placing_the_hand_and_listing_its_collisions_says(
+        three_finger_box):
+    # the candidate search's cheap question against the trial's full placement: poses around
+    # the box at depths from inside it to clear of it, in each preshape, both answers met
+    world, rng = three_finger_box, np.random.default_rng(4)
+    answers = []
+    for _ in range(300):
+        approach = rng.normal(size=3)
+        approach /= np.linalg.norm(approach)
+        R = frame_from_approach(approach, rng.uniform(0, math.pi))
+        T = pose(R, -approach * rng.uniform(-0.02, 0.15))
+        p = np.array(world.hand.preshapes[rng.integers(len(world.hand.preshapes))], np.float64)
+        tol = float(rng.choice([1e-4, 2e-3]))
+        cheap = hand_collides(world, T, p, tol)
+        place_hand(world, T, p)
+        assert cheap == bool(start_collisions(world, tol)), (T, p, tol)
+        answers.append(cheap)
+    assert 30 < sum(answers) < 270   # both answers met, so the comparison means something
 
 
 def test_candidates_are_seeded(jaw_box):

@@ -17,14 +17,24 @@ WORKSPACE_XY = np.array([[-0.4, -0.3], [0.4, 0.3]])
 TEST_MARGIN_M = 0.002
 
 
+# P(fc) on a grid of 5 mm and 5 degrees, under the name "coarse": 225 poses per
+# candidate against the CLI's coarse grid's 2,541 (2 mm, 2 degrees), a minute less of kinematic
+# closing; the tests read P(fc) as stored and ranked, not its resolution
+TEST_PFC_GRID = (0.005, math.radians(5.0))
+
+
 def build_database(path: Path, *, pfc: bool) -> Path:
     """The box's grasps for the three-finger hand, 20 candidates, 3 samples each (with
-    P(fc) by the coarse grid when pfc), built by ``graspline db build``."""
-    from onboard.cli import main
+    P(fc) by TEST_PFC_GRID when pfc), built by ``graspline db build``."""
+    import pytest
+
+    from onboard.cli import PFC_GRIDS, main
 
     args = ["db", "build", "--objects", "builtin:box", "--hand", HAND, "--candidates", "20",
             "--samples", "3", "--workers", "0", "--out", str(path)]
-    assert main(args + ["--pfc", "coarse" if pfc else "off"]) == 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(PFC_GRIDS, "coarse", TEST_PFC_GRID)
+        assert main(args + ["--pfc", "coarse" if pfc else "off"]) == 0
     return path
 
 
