@@ -10,7 +10,7 @@ RUN_EXTRAS ?= sim,onboard
 TEST_EXTRAS ?= dev,gripper,realsense,sim,ray,learned,onboard,calib
 BIN := $(VENV)/bin
 
-.PHONY: install install-run run test test-nojit bench clean
+.PHONY: install install-run run test test-slow test-nojit bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,9 +54,14 @@ pytest_run_native = echo "$(1)"; status=0; $(1) || status=$$?; \
 # One pytest worker per core (pytest-xdist), each test file on one worker so that its module
 # fixtures (an emulator, a simulated cell) are built once; then the tests that use librealsense
 # in one process of their own (marked `realsense`: it is not safe in two processes at once).
+# The tests marked `slow` (grasp databases of whole demos, Ray clusters, CoACD on scans: a
+# minute or more each) run in `make test-slow`; CI runs both.
 test: install
-	@$(call pytest_run,$(BIN)/python -m pytest -n 2 --dist loadfile -m "not realsense")
-	@$(call pytest_run_native,$(BIN)/python -m pytest -m realsense)
+	@$(call pytest_run,$(BIN)/python -m pytest -n 2 --dist loadfile -m "not realsense and not slow")
+	@$(call pytest_run_native,$(BIN)/python -m pytest -m "realsense and not slow")
+
+test-slow: install
+	@$(call pytest_run,$(BIN)/python -m pytest -n 2 --dist loadfile -m "slow and not realsense")
 
 # The Numba kernels run as plain Python (NUMBA_DISABLE_JIT=1) against their references, so
 # that coverage sees inside them and their pure-Python paths stay honest. Only the tests that

@@ -72,6 +72,7 @@ def test_unknown_builtin_and_bad_meshes_are_named(tmp_path):
         load_object(YCB / "banana" / "visual.obj", scale=0)
 
 
+@pytest.mark.slow   # CoACD decomposes the scanned banana once: about 40 s
 @pytest.mark.skipif(not (YCB / "banana").is_dir(), reason=f"YCB meshes not found at {YCB}")
 def test_scanned_mesh_is_decomposed_once_and_cached(tmp_path):
     t0 = time.perf_counter()
