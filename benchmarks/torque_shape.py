@@ -8,7 +8,8 @@ while the true ratio q_true = q x (ρ_true / ρ) stays under 1; with ln(ρ_true 
 spread σ, P(hold) = Φ(-ln(q) / σ), which keeps ratios well under 1 near 1 instead of marking
 them down linearly. This rescores each run's graded trials from their logged features (the
 torque ratio is logged), so both shapes are judged on the same grasps and outcomes, together
-with the term taken out and the mass guess scaled down or up (the linear form at k q).
+with the term taken out, the mass guess scaled down or up (the linear form at k q) and the
+mass guess capped (the linear form on min(M, cap), from the logged mass).
 
 Run from the repository root, one NAME=DIR[,DIR...] per row (DIR as bench_cell --out wrote
 it; several folders, other seeds of one jaw, are pooled: ablation_by_jaw.run_from_spec):
@@ -30,17 +31,23 @@ from scipy.stats import norm
 from benchmarks.ablation_by_jaw import paired_effect, run_from_spec
 from benchmarks.bench_cell import auc, depth_factor
 
-Shape = Callable[[float], float]
+Shape = Callable[[float, float], float]   # (torque ratio q, logged mass kg) -> factor
 
 
 def linear(k: float = 1.0) -> Shape:
     """The factor as scored, 1 - k q clipped to [0, 1] (k < 1: a lighter mass guess)."""
-    return lambda q: min(max(1.0 - k * q, 0.0), 1.0)
+    return lambda q, m: min(max(1.0 - k * q, 0.0), 1.0)
 
 
 def lognormal(sigma: float) -> Shape:
     """P(q x ρ_true / ρ < 1) with ln(ρ_true / ρ) ~ N(0, σ²); 1 at q = 0."""
-    return lambda q: 1.0 if q <= 0.0 else float(norm.sf(math.log(q) / sigma))
+    return lambda q, m: 1.0 if q <= 0.0 else float(norm.sf(math.log(q) / sigma))
+
+
+def capped(cap_kg: float) -> Shape:
+    """The linear factor with the logged mass taken at most cap_kg (q scales with the mass;
+    a run logged with the guess already capped there is unchanged)."""
+    return lambda q, m: min(max(1.0 - q * (min(m, cap_kg) / m if m > cap_kg else 1.0), 0.0), 1.0)
 
 
 SHAPES: list[tuple[str, Shape | None]] = [
@@ -51,6 +58,9 @@ SHAPES: list[tuple[str, Shape | None]] = [
     ("P(hold), σ = 1.0", lognormal(1.0)),
     ("1 - 2q (steeper: a lying banana held off its middle)", linear(2.0)),
     ("1 - 3q", linear(3.0)),
+    ("mass guess at most 0.4 kg", capped(0.4)),
+    ("mass guess at most 0.6 kg", capped(0.6)),
+    ("mass guess at most 0.8 kg", capped(0.8)),
 ]
 
 
@@ -59,13 +69,13 @@ def rescored(features: list[dict], shape: Shape | None) -> np.ndarray:
     trials without a ratio keep their logged factor."""
     out = []
     for f in features:
-        q = f.get("torque_ratio")
+        q, m = f.get("torque_ratio"), f.get("mass_kg")
         if shape is None:
             st = 1.0
-        elif q is None or not math.isfinite(q):
+        elif q is None or not math.isfinite(q) or m is None or not math.isfinite(m):
             st = f["score_torque"]
         else:
-            st = shape(float(q))
+            st = shape(float(q), float(m))
         out.append(f["tan_score"] * depth_factor({**f, "score_torque": st}))
     return np.array(out)
 

@@ -128,7 +128,7 @@ class ScoringConfig(_Strict):
     offers no grasp, and the search seed. measure: "graspline" (Tan's score times the depth
     terms) or "tan2024" (Tan et al.'s measure alone; "tan2021" is the same).
     masses_kg: known objects' masses by label; others weigh their seen volume times
-    density_kg_m3.
+    density_kg_m3, at most max_guessed_mass_kg (the torque term's guess).
     join_touching: masks that touch the target (no table seen between) count in its mass and
     mass centre for the torque term (a segmenter may cut one object in two at a depth step),
     when together they are a body the jaw could hold (somewhere narrower than its opening).
@@ -154,6 +154,7 @@ class ScoringConfig(_Strict):
     seed: int = 0
     measure: str = "graspline"
     density_kg_m3: float = 500.0
+    max_guessed_mass_kg: float = 0.6
     masses_kg: dict[str, float] = msgspec.field(default_factory=dict)
     join_touching: bool = True
     deep_insertion_m: float = 0.05
@@ -255,7 +256,7 @@ _POSITIVE = {
     "gripper.finger_length_m", "gripper.palm_width_m", "gripper.palm_length_m",
     "gripper.speed_mps", "gripper.timeout_s", "arm.speed_mps", "arm.approach_speed_mps",
     "scoring.metres_per_px", "scoring.n_lines", "scoring.top_k", "sim.pad_friction",
-    "gripper.pad_friction", "scoring.density_kg_m3",
+    "gripper.pad_friction", "scoring.density_kg_m3", "scoring.max_guessed_mass_kg",
 }
 _NON_NEGATIVE = {"gripper.tcp_to_tip_m", "gripper.finger_thickness_m", "gripper.pad_thickness_m", "arm.pregrasp_m", "arm.lift_m", "arm.hold_s",
                  "scoring.insertion_depth_m", "scoring.deep_insertion_m", "scoring.clearance_m", "scoring.min_score",

@@ -127,11 +127,16 @@ class DepthParams:
     # a contact with more footprint than this beyond it (each side) sits above its section's
     # widest point; below it, depth noise on a vertical wall
     above_widest_m: float = 0.002
-    density_kg_m3: float = 500.0      # mass of an unknown object: its seen volume times this
+    density_kg_m3: float = 500.0      # mass of an unknown object: its seen volume times this,
+    # at most this: household objects' mass levels off with their size (YCB's cracker box,
+    # 2 litres, weighs 0.41 kg; its master chef can, 1.1 litres, 0.40 kg), and the seen volume
+    # of a big box at the density above would mark down grasps that hold it
+    # (docs/scoring.md, the torque term; docs/figures.md, "The mass guess capped at 0.6 kg")
+    max_guessed_mass_kg: float = 0.6
 
     def __post_init__(self) -> None:
         for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "density_kg_m3",
-                     "contact_friction_ref"):
+                     "max_guessed_mass_kg", "contact_friction_ref"):
             check_positive(getattr(self, name), name, "DepthParams")
         check_positive(self.body_margin_m, "body_margin_m", "DepthParams", allow_zero=True)
         check_positive(self.above_widest_m, "above_widest_m", "DepthParams", allow_zero=True)

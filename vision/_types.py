@@ -211,15 +211,18 @@ class Silhouette:
         return q[0] / self.metres_per_px, q[1] / self.metres_per_px, theta
 
     def depth_view(self, mass_kg: float | None = None,
-                   density_kg_m3: float = DepthParams().density_kg_m3) -> DepthView:
+                   density_kg_m3: float = DepthParams().density_kg_m3,
+                   max_guessed_mass_kg: float = DepthParams().max_guessed_mass_kg) -> DepthView:
         """The depth terms' view of the target (``scoring.DepthView``): its mass is mass_kg
-        when known (a database's or a label's), else its seen volume times density_kg_m3
-        (NaN without a support plane). Raises ValueError when height_m was not measured."""
+        when known (a database's or a label's), else its seen volume times density_kg_m3, at
+        most max_guessed_mass_kg (NaN without a support plane). Raises ValueError when
+        height_m was not measured."""
         if self.height_m is None:
             raise ValueError("this Silhouette has no height_m: make it with vision.silhouette "
                              "from an RGB-D frame")
         if mass_kg is None:
-            mass_kg = self.volume_m3 * density_kg_m3 if self.volume_m3 > 0 else math.nan
+            mass_kg = min(self.volume_m3 * density_kg_m3, max_guessed_mass_kg) \
+                if self.volume_m3 > 0 else math.nan
         centre = self.centre_of_mass_px
         if centre is not None and not np.all(np.isfinite(centre)):
             centre = None

@@ -113,13 +113,15 @@ class ImageSearch:
     def measure_kw(self, frame: RGBDFrame, mask: ObjectMask, sil: Silhouette) -> dict:
         """The measure's keyword arguments for score_candidates and search_grasps; the depth
         terms' view of the target takes its mass from the cell file's masses_kg by label
-        when known, else its seen volume times the configured density."""
+        when known, else its seen volume times the configured density, at most the
+        configured max_guessed_mass_kg."""
         s = self.config.scoring
         if s.measure != "graspline" or sil.height_m is None:
             return {"measure": s.measure}
         label = self._label(frame, mask)
         depth = sil.depth_view(mass_kg=s.masses_kg.get(label) if label else None,
-                               density_kg_m3=s.density_kg_m3)
+                               density_kg_m3=s.density_kg_m3,
+                               max_guessed_mass_kg=s.max_guessed_mass_kg)
         # the width compared with the stroke: the camera's readings, with their uncertainty
         # (the silhouette's outline runs a few millimetres wide: vision.seen_width)
         seen = seen_width(frame, mask, sil)

@@ -157,6 +157,9 @@ def test_height_map_volume_and_mass_centre_follow_a_box_on_the_table():
     view = sil.depth_view(density_kg_m3=1000.0)
     assert view.mass_kg == pytest.approx(0.12, rel=0.12)
     assert sil.depth_view(mass_kg=0.5).mass_kg == 0.5
+    # a guess levels off at max_guessed_mass_kg; a known mass is taken as it is
+    assert sil.depth_view(density_kg_m3=1000.0, max_guessed_mass_kg=0.05).mass_kg == 0.05
+    assert sil.depth_view(mass_kg=0.5, max_guessed_mass_kg=0.05).mass_kg == 0.5
 
 
 def test_a_flat_object_meets_the_pads_over_only_its_thickness_above_the_fingertips():
