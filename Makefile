@@ -54,8 +54,8 @@ pytest_run_native = echo "$(1)"; status=0; $(1) || status=$$?; \
 # One pytest worker per core (pytest-xdist), each test file on one worker so that its module
 # fixtures (an emulator, a simulated cell) are built once; then the tests that use librealsense
 # in one process of their own (marked `realsense`: it is not safe in two processes at once).
-# The tests marked `slow` (grasp databases of whole demos, Ray clusters, CoACD on scans: a
-# minute or more each) run in `make test-slow`; CI runs both.
+# The tests marked `slow` (grasp databases of whole demos, Ray clusters, CoACD on scans: tens
+# of seconds or more each) run in `make test-slow`; CI runs both.
 test: install
 	@$(call pytest_run,$(BIN)/python -m pytest -n 2 --dist loadfile -m "not realsense and not slow")
 	@$(call pytest_run_native,$(BIN)/python -m pytest -m "realsense and not slow")

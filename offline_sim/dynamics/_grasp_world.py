@@ -284,18 +284,11 @@ def place_hand(world: GraspWorld, T_object_hand: np.ndarray, preshape: np.ndarra
     if settings is not None:
         m.opt.timestep = settings.timestep_s
         m.opt.impratio = settings.impratio
-    mujoco.mj_resetData(m, d)
-    q = world.object_qposadr
-    d.qpos[q:q + 3] = world.T_world_object[:3, 3]
-    d.qpos[q + 3:q + 7] = matrix_to_quat(world.T_world_object[:3, :3])
-    T_world_root = world.T_world_object @ T @ invert(world.T_root_tcp)
-    m.body_pos[world.mount_body] = T_world_root[:3, 3]
-    m.body_quat[world.mount_body] = matrix_to_quat(T_world_root[:3, :3])
     values = world.preshape_value if preshape is None else np.asarray(preshape, np.float64)
     if values.shape != world.preshape_value.shape:
         raise ValueError(f"preshape needs {world.preshape_value.size} values "
                          f"({[j for j, _ in world.hand.preshape]}), got {values.shape}")
-    d.qpos[world.preshape_qposadr] = values
+    _set_start(world, T, values)
     # mj_forward without its acceleration stage (the constraint solver, ~60 % of its cost): a
     # start is read for contacts, poses, actuator lengths and forces only, and mj_step
     # recomputes everything from the state, so trials are bit for bit those of mj_forward
@@ -321,6 +314,17 @@ def hand_collides(world: GraspWorld, T_object_hand: np.ndarray, preshape: np.nda
     """
     import mujoco
 
+    _set_start(world, T_object_hand, preshape)
+    mujoco.mj_fwdPosition(world.model, world.data)
+    return bool(_penetrating(world, tolerance_m).any())
+
+
+def _set_start(world: GraspWorld, T_object_hand: np.ndarray, preshape: np.ndarray) -> None:
+    """Reset the world's data and set a trial's start state: the object resting, the hand's
+    mount where its TCP sits at T_object_hand (4, 4; metres, object frame), the preshape
+    joints at preshape. No MuJoCo stage runs."""
+    import mujoco
+
     m, d = world.model, world.data
     mujoco.mj_resetData(m, d)
     q = world.object_qposadr
@@ -330,8 +334,6 @@ def hand_collides(world: GraspWorld, T_object_hand: np.ndarray, preshape: np.nda
     m.body_pos[world.mount_body] = T_world_root[:3, 3]
     m.body_quat[world.mount_body] = _quat(T_world_root[:3, :3].tobytes())
     d.qpos[world.preshape_qposadr] = preshape
-    mujoco.mj_fwdPosition(m, d)
-    return bool(_penetrating(world, tolerance_m).any())
 
 
 @lru_cache(maxsize=4096)
@@ -365,11 +367,10 @@ def start_collisions(world: GraspWorld, tolerance_m: float = 1e-4) -> list[tuple
 
     m, d = world.model, world.data
     out = []
-    for i in range(d.ncon):
+    for i in np.flatnonzero(_penetrating(world, tolerance_m)):
         c = d.contact[i]
-        b1, b2 = world.hand_body[m.geom_bodyid[c.geom1]], world.hand_body[m.geom_bodyid[c.geom2]]
-        if b1 != b2 and c.dist < -tolerance_m:
-            g_hand, g_other = (c.geom1, c.geom2) if b1 else (c.geom2, c.geom1)
-            out.append((mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g_hand) or str(g_hand),
-                        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g_other) or str(g_other)))
+        g_hand, g_other = (c.geom1, c.geom2) if world.hand_body[m.geom_bodyid[c.geom1]] \
+            else (c.geom2, c.geom1)
+        out.append((mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g_hand) or str(g_hand),
+                    mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g_other) or str(g_other)))
     return out
