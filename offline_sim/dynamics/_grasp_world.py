@@ -304,10 +304,10 @@ def hand_collides(world: GraspWorld, T_object_hand: np.ndarray, preshape: np.nda
                   tolerance_m: float = 1e-4) -> bool:
     """Whether the open hand with its TCP at T_object_hand (4, 4; metres, object frame; a rigid
     transform the caller built) in preshape penetrates the object or the table deeper than
-    tolerance_m: what place_hand then start_collisions say, in a quarter of their time.
+    tolerance_m: what place_hand then start_collisions say, in a third of their time.
 
     The candidate search asks this tens to hundreds of times per candidate it keeps (median
-    90 µs against 390 µs: benchmarks.bench_candidates). Only MuJoCo's position stage runs
+    77 µs against 244 µs: benchmarks.bench_candidates). Only MuJoCo's position stage runs
     (kinematics and collisions); the pose goes unchecked, and the quaternions of rotations met
     before are reused (the same rotation gives the same bits), so the answer is place_hand's
     exactly. The world is left placed for contacts only: place_hand before a trial.
