@@ -7,6 +7,8 @@ term added to Tan's score at a time, or R_r taken out), so a row and Tan's diffe
 term. The effect of a term is the AUC difference to Tan's on the same trials; its 95 %
 interval resamples whole object kinds (one bootstrap draw scores both rows on the same
 resample), so the interval is the paired one, narrower than the two AUCs' own intervals.
+A second table takes each term out of graspline's full score instead, paired against the
+full score: what the term adds where the others are already there.
 
 Run from the repository root, one NAME=DIR per run (DIR as bench_cell --out wrote it; several
 comma-separated folders, other seeds of one jaw, are pooled into one column, each run's object
@@ -21,13 +23,31 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
-from benchmarks.bench_cell import ABLATIONS, auc, kind_of
+from benchmarks.bench_cell import ABLATIONS, auc, depth_factor, kind_of, tan_without_r_r
 
 # a candidate that collided or missed has no depth terms logged; its Tan score is 0 anyway
 NEUTRAL = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0}
+
+
+def graspline_without(feature: str) -> Callable[[dict], float]:
+    """graspline's score (Tan's eq. 16 times the depth factors) with one depth factor, the
+    logged feature named, taken as if it did not act."""
+    return lambda f: f["tan_score"] * depth_factor({**f, feature: NEUTRAL[feature]})
+
+
+# each term taken out of graspline's full score; the first row is the full score
+LEAVE_ONE_OUT = (
+    ("graspline (all four)", lambda f: f["tan_score"] * depth_factor(f)),
+    ("graspline - R_r", lambda f: tan_without_r_r(f) * depth_factor(f)),
+    ("graspline - finger bodies", graspline_without("body_collision")),
+    ("graspline - contact height", graspline_without("score_contact")),
+    ("graspline - torque about the grasp axis", graspline_without("score_torque")),
+    ("graspline - contact tilt", graspline_without("score_tilt")),
+)
 
 
 @dataclass(frozen=True)
@@ -101,10 +121,11 @@ def paired_effect(base: np.ndarray, row: np.ndarray, ok: np.ndarray, kinds: np.n
     return auc(row, ok) - auc(base, ok), float(lo), float(hi)
 
 
-def ablation_rows(run: GradedTrials) -> dict[str, tuple[float, float, float, float]]:
-    """Per ablation row: (AUC, effect against Tan's row, its paired 95 % interval)."""
-    scored = {name: np.array([f(x) for x in run.features]) for name, f in ABLATIONS}
-    tan = scored[ABLATIONS[0][0]]
+def ablation_rows(run: GradedTrials, rows=ABLATIONS) -> dict[str, tuple[float, float, float,
+                                                                         float]]:
+    """Per row: (AUC, effect against the first row, its paired 95 % interval)."""
+    scored = {name: np.array([f(x) for x in run.features]) for name, f in rows}
+    tan = scored[rows[0][0]]
     out = {}
     for name, s in scored.items():
         eff, lo, hi = paired_effect(tan, s, run.success, run.kinds)
@@ -119,32 +140,42 @@ def verdict(effects: list[tuple[float, float, float]]) -> str:
     if all(abs(e) < eps for e, _, _ in effects):
         return "no effect on any run"
     gains, losses = sum(e >= eps for e, _, _ in effects), sum(e <= -eps for e, _, _ in effects)
-    sure_gains, sure_losses = sum(lo > 0 for _, lo, _ in effects), sum(hi < 0 for _, _, hi in effects)
+    sure_gains = sum(lo > 0 for _, lo, _ in effects)
+    sure_losses = sum(hi < 0 for _, _, hi in effects)
     return (f"gains on {gains}, loses on {losses} of {len(effects)}; beyond the noise: "
             f"{sure_gains} gains, {sure_losses} losses")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Print the ablation of every run, one column per run, and each term's verdict."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", metavar="NAME=DIR[,DIR...]")
-    args = ap.parse_args(argv)
-    runs = [run_from_spec(spec, "ablation_by_jaw") for spec in args.runs]
-    table = {r.name: ablation_rows(r) for r in runs}
+def print_table(runs: list[GradedTrials], rows, what: str) -> None:
+    """One markdown table: a line per row, a column per run, each row's verdict over the runs;
+    effects are against the first row, named by what."""
+    table = {r.name: ablation_rows(r, rows) for r in runs}
     print("| term | " + " | ".join(f"{r.name} ({len(r.success)} graded)" for r in runs)
           + " | over the runs |")
     print("|---|" + "---|" * (len(runs) + 1))
-    for name, _ in ABLATIONS:
+    for name, _ in rows:
         cells, effects = [], []
         for r in runs:
             a, eff, lo, hi = table[r.name][name]
             effects.append((eff, lo, hi))
-            cells.append(f"{a:.3f}" if name == ABLATIONS[0][0]
+            cells.append(f"{a:.3f}" if name == rows[0][0]
                          else f"{a:.3f} ({eff:+.3f} [{lo:+.3f}, {hi:+.3f}])")
-        last = "the baseline" if name == ABLATIONS[0][0] else verdict(effects)
+        last = "the baseline" if name == rows[0][0] else verdict(effects)
         print(f"| {name} | " + " | ".join(cells) + f" | {last} |")
-    print("\nEach cell: AUC on the run's graded trials (effect against Tan's measure alone on "
-          "the same trials [paired 95 % interval, object kinds resampled]).")
+    print(f"\nEach cell: AUC on the run's graded trials (effect against {what} on the same "
+          "trials [paired 95 % interval, object kinds resampled]).")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the ablation of every run, one column per run, and each term's verdict: each term
+    added to Tan's measure alone, then each term taken out of graspline's full score."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", metavar="NAME=DIR[,DIR...]")
+    args = ap.parse_args(argv)
+    runs = [run_from_spec(spec, "ablation_by_jaw") for spec in args.runs]
+    print_table(runs, ABLATIONS, "Tan's measure alone")
+    print()
+    print_table(runs, LEAVE_ONE_OUT, "graspline's full score")
 
 
 if __name__ == "__main__":
