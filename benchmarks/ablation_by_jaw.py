@@ -27,7 +27,10 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks.bench_cell import ABLATIONS, auc, depth_factor, kind_of, tan_without_r_r
+from benchmarks.bench_cell import ABLATIONS, auc, depth_factor, kind_of
+
+# (row name, score from a trial's logged features), the first row the one others pair against
+Rows = tuple[tuple[str, Callable[[dict], float]], ...]
 
 # a candidate that collided or missed has no depth terms logged; its Tan score is 0 anyway
 NEUTRAL = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0}
@@ -40,9 +43,8 @@ def graspline_without(feature: str) -> Callable[[dict], float]:
 
 
 # each term taken out of graspline's full score; the first row is the full score
-LEAVE_ONE_OUT = (
-    ("graspline (all four)", lambda f: f["tan_score"] * depth_factor(f)),
-    ("graspline - R_r", lambda f: tan_without_r_r(f) * depth_factor(f)),
+LEAVE_ONE_OUT: Rows = (
+    *((name, f) for name, f in ABLATIONS if name in ("graspline (all four)", "graspline - R_r")),
     ("graspline - finger bodies", graspline_without("body_collision")),
     ("graspline - contact height", graspline_without("score_contact")),
     ("graspline - torque about the grasp axis", graspline_without("score_torque")),
@@ -121,8 +123,8 @@ def paired_effect(base: np.ndarray, row: np.ndarray, ok: np.ndarray, kinds: np.n
     return auc(row, ok) - auc(base, ok), float(lo), float(hi)
 
 
-def ablation_rows(run: GradedTrials, rows=ABLATIONS) -> dict[str, tuple[float, float, float,
-                                                                         float]]:
+def ablation_rows(run: GradedTrials,
+                  rows: Rows = ABLATIONS) -> dict[str, tuple[float, float, float, float]]:
     """Per row: (AUC, effect against the first row, its paired 95 % interval)."""
     scored = {name: np.array([f(x) for x in run.features]) for name, f in rows}
     tan = scored[rows[0][0]]
@@ -146,7 +148,7 @@ def verdict(effects: list[tuple[float, float, float]]) -> str:
             f"{sure_gains} gains, {sure_losses} losses")
 
 
-def print_table(runs: list[GradedTrials], rows, what: str) -> None:
+def print_table(runs: list[GradedTrials], rows: Rows, what: str) -> None:
     """One markdown table: a line per row, a column per run, each row's verdict over the runs;
     effects are against the first row, named by what."""
     table = {r.name: ablation_rows(r, rows) for r in runs}
