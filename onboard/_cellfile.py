@@ -62,9 +62,9 @@ class GripperConfig(_Strict):
     palm_width_m the hand's width across the closing direction where the fingers meet it (None:
     as wide as the fingers; the scorer keeps the palm off anything taller than the fingers
     under it) and palm_length_m its length along the closing direction (None: the open
-    fingers with their bodies; read with palm_width_m only); the simulated jaw's palm is
-    finger_width_m + 20 mm by open_width_m + 2 finger_thickness_m + 20 mm whatever these say,
-    and its scorer takes that palm when they are not given (palm_m);
+    fingers with their bodies; read with palm_width_m only); the simulated jaw builds the
+    palm these give, and without them its own, finger_width_m + 20 mm by open_width_m + 2
+    finger_thickness_m + 20 mm, which its scorer then takes (palm_m);
     force_n per pad and the pads' friction coefficient (the depth terms of the score use
     both). pad_friction None: sim.pad_friction on the simulated jaw, else 1.0 (jaw_friction).
     On the simulated jaw ("sim_jaw") every one of these keys builds the jaw itself."""

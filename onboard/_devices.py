@@ -17,7 +17,7 @@ from drivers.gripper import Gripper, GripperError, open_gripper
 from drivers.hand import Hand
 from vision import Segmenter, make_segmenter
 
-from ._cellfile import CellConfig, sim_pad_friction
+from ._cellfile import CellConfig, GripperConfig, sim_pad_friction
 
 SIM_CELL_MODULE = "offline_sim.cell"
 
@@ -69,7 +69,8 @@ def _sim_cell(config: CellConfig):
             finger_length_m=g.finger_length_m, pad_length_m=g.pad_length_m,
             pad_thickness_m=g.pad_thickness_m,
             finger_thickness_m=g.finger_thickness_m - g.pad_thickness_m,
-            tcp_to_tip_m=g.tcp_to_tip_m,
+            tcp_to_tip_m=g.tcp_to_tip_m, palm_width_m=g.palm_width_m,
+            palm_length_m=_sim_palm_length_m(g),
             pad_friction=sim_pad_friction(config), depth_noise=s.depth_noise,
             gripper_mjcf=s.gripper_mjcf,
             image_width_px=config.camera.width_px, image_height_px=config.camera.height_px,
@@ -77,6 +78,15 @@ def _sim_cell(config: CellConfig):
         return mod.SimCell(settings, seed=s.seed)
     except ValueError as exc:
         raise CellSetupError(f"sim: {exc}") from exc
+
+
+def _sim_palm_length_m(g: GripperConfig) -> float | None:
+    """The simulated jaw's palm length (metres along the closing direction) as the scorer
+    reads the cell file: palm_length_m; with only palm_width_m, the open fingers with their
+    pads and bodies; neither key: None (the simulated jaw's own palm)."""
+    if g.palm_length_m is not None or g.palm_width_m is None:
+        return g.palm_length_m
+    return g.open_width_m + 2.0 * g.finger_thickness_m
 
 
 def load_calibration_file(kind: str, path: str):

@@ -45,8 +45,9 @@ class SimCellSettings:
     kind of PRIMITIVE_KINDS, or a tuple naming some); ycb_dir : a
     folder of YCB scans (``<name>/visual.obj``) to draw from too. pad_friction : 1.0 for
     rubber pads, about 0.5 for taped ones. finger_width_m, open_width_m, finger_length_m,
-    pad_length_m, pad_thickness_m, finger_thickness_m (the body behind the pad), tcp_to_tip_m :
-    the built-in jaw's geometry (offline_sim.hands.parallel_jaw). camera_height_m : above the table, looking down.
+    pad_length_m, pad_thickness_m, finger_thickness_m (the body behind the pad), tcp_to_tip_m,
+    palm_width_m, palm_length_m : the built-in jaw's geometry (offline_sim.hands.parallel_jaw;
+    a palm None: its default). camera_height_m : above the table, looking down.
     depth_noise : D400-like noise on the depth (True: drivers.camera.DepthNoise's; a DepthNoise:
     that model, one of its parts changed; False: exact depth, for tests of exact geometry).
     hand : "parallel" (the jaw, behind drivers.gripper.Gripper: the default), a built-in
@@ -71,6 +72,8 @@ class SimCellSettings:
     finger_thickness_m: float = 0.01   # each finger's body behind its pad
     pad_thickness_m: float = 0.004
     tcp_to_tip_m: float | None = None  # None: the pads' middle (half the pad length)
+    palm_width_m: float | None = None   # None: the fingers' width + 20 mm
+    palm_length_m: float | None = None  # None: the open fingers with pads and bodies + 20 mm
     pad_friction: float = 1.0
     camera_height_m: float = 0.75
     camera_tilt_rad: float = 0.0
@@ -138,6 +141,7 @@ def _hand(s: SimCellSettings) -> HandModel:
                             finger_length_m=s.finger_length_m, pad_length_m=s.pad_length_m,
                             finger_thickness_m=s.finger_thickness_m,
                             pad_thickness_m=s.pad_thickness_m, tcp_to_tip_m=s.tcp_to_tip_m,
+                            palm_width_m=s.palm_width_m, palm_length_m=s.palm_length_m,
                             pad_friction=s.pad_friction, force_limit_n=235.0)
     # Menagerie's model: one tendon actuator (control 0 open .. 255 closed), pads left_pad and
     # right_pad, the "pinch" site between the fingertips as the TCP

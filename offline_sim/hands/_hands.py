@@ -141,7 +141,9 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
                  finger_length_m: float = 0.06, finger_thickness_m: float = 0.01,
                  pad_length_m: float = 0.035, pad_thickness_m: float = 0.004,
                  pad_friction: float = 1.0, force_limit_n: float = 60.0,
-                 closing_speed_m_s: float = 0.1, tcp_to_tip_m: float | None = None) -> HandModel:
+                 closing_speed_m_s: float = 0.1, tcp_to_tip_m: float | None = None,
+                 palm_width_m: float | None = None,
+                 palm_length_m: float | None = None) -> HandModel:
     """A parallel-jaw gripper: two slide fingers coupled to move together, pads on the inner faces.
 
     finger_width_m : pad width across the closing direction (the onboard kernel's w, in metres);
@@ -150,6 +152,9 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
     finger's body behind its pad (pad_thickness_m) along the closing direction.
     tcp_to_tip_m : the TCP site's distance from the fingertips along the approach (None: half
     the pad length, the pads' middle), so that a cell file's TCP is the hand's.
+    palm_width_m, palm_length_m : the palm box's size across and along the closing direction
+    (None: 20 mm wider than the fingers, and 20 mm longer than the open fingers with their
+    pads and bodies), 30 mm deep behind the fingers' roots.
     """
     _check_positive("parallel_jaw", finger_width_m=finger_width_m, open_width_m=open_width_m,
                     finger_length_m=finger_length_m, finger_thickness_m=finger_thickness_m,
@@ -163,8 +168,13 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
     elif not (math.isfinite(tcp_to_tip_m) and 0.0 <= tcp_to_tip_m <= finger_length_m):
         raise ValueError(f"parallel_jaw: tcp_to_tip_m must be in [0, finger_length_m "
                          f"{finger_length_m}], got {tcp_to_tip_m!r}")
+    for name, v in (("palm_width_m", palm_width_m), ("palm_length_m", palm_length_m)):
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise ValueError(f"parallel_jaw: {name} must be finite and > 0, got {v!r}")
     half_open, w2, L = 0.5 * open_width_m, 0.5 * finger_width_m, finger_length_m
-    palm_x = half_open + pad_thickness_m + finger_thickness_m + 0.01
+    palm_x = half_open + pad_thickness_m + finger_thickness_m + 0.01 if palm_length_m is None \
+        else 0.5 * palm_length_m
+    palm_y = w2 + 0.01 if palm_width_m is None else 0.5 * palm_width_m
     # With the fingers coupled by an equality, the servo's force splits over the two pads by
     # virtual work (F dq = N dq + N dq), so the servo limit is twice the force of one pad.
     servo_limit = 2.0 * force_limit_n
@@ -193,7 +203,7 @@ def parallel_jaw(*, finger_width_m: float = 0.022, open_width_m: float = 0.085,
   </actuator>"""
     mjcf = _document("parallel_jaw", armature=0.2, damping=2.0, friction=pad_friction,
                      palm=f'<geom name="palm" type="box" pos="0 0 -0.015" size="{palm_x:.5f} '
-                          f'{w2 + 0.01:.5f} 0.015" rgba="0.3 0.3 0.35 1"/>',
+                          f'{palm_y:.5f} 0.015" rgba="0.3 0.3 0.35 1"/>',
                      tcp_z_m=L - tcp_to_tip_m, fingers=finger("right", 1) + finger("left", -1),
                      rest=rest)
     drive = Drive(("close",), closing_speed_m_s, (1.0,), (servo_limit,))

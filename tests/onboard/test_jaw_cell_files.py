@@ -60,6 +60,29 @@ def test_the_short_pad_jaws_cell_file_builds_that_jaw_in_the_cell_and_the_scorer
         assert (jaw.palm_length_m, jaw.palm_width_m) == pytest.approx((0.137, 0.033))
 
 
+def test_a_cell_files_palm_is_the_palm_of_the_simulated_jaw_and_of_the_scorer(tmp_path):
+    # the Franka hand's body (63 x 204 mm) is wider and longer than the simulated jaw's own
+    # palm would be (37 x 128 mm): the cell file's keys build it in the simulator too, so
+    # the scorer's palm check and the physics see one hand
+    config, _ = load_cell_file(JAWS / "franka_hand.yaml")
+    config = msgspec.structs.replace(config, log_dir=str(tmp_path),
+                                     camera=CameraConfig(width_px=160, height_px=120))
+    with PickingCell(config, config_hash(config)) as cell:
+        m = cell.devices.truth.world.model
+        assert tuple(2.0 * _geom_size(m, "palm")[:2]) == pytest.approx((0.204, 0.063), abs=1e-6)
+        jaw = cell.loop.jaw
+        assert (jaw.palm_length_m, jaw.palm_width_m) == pytest.approx((0.204, 0.063))
+        assert (jaw.stroke_m, jaw.pad_length_m, jaw.pad_width_m, jaw.force_n) == \
+            pytest.approx((0.080, 0.017, 0.017, 70.0))
+    # only the width given: the palm as long as the open fingers with their bodies, in both
+    only_width = msgspec.structs.replace(
+        config, gripper=msgspec.structs.replace(config.gripper, palm_length_m=None))
+    with PickingCell(only_width, config_hash(only_width)) as cell:
+        m = cell.devices.truth.world.model
+        assert 2.0 * _geom_size(m, "palm")[0] == pytest.approx(0.080 + 2 * 0.014, abs=1e-6)
+        assert math.isnan(cell.loop.jaw.palm_length_m)  # the scorer's "open fingers + bodies"
+
+
 def test_the_wide_jaws_cell_file_opens_140_mm():
     config, _ = load_cell_file(JAWS / "2f140.yaml")
     assert (config.gripper.open_width_m, config.gripper.force_n) == (0.140, 60.0)
