@@ -6,8 +6,9 @@ the pass again up to trial N and, for that trial, prints each pad's contacts wit
 objects at the end of the closing (point, how far the contact normal leans out of the
 horizontal, normal force) and where the object is after the lift, with the trial's outcome:
 why a high-scored grasp failed (docs/scoring.md, "The upright mustard bottle"). Where the
-approach ends in a protective stop, it prints the pads' contacts at the stop instead: what a
-finger landed on (docs/scoring.md, "Fingers landing on the far side").
+approach ends in a protective stop, it prints every part of the hand pressing on an object at
+the stop instead (pads, finger bodies, palm): what a finger or the palm landed on
+(docs/scoring.md, "Fingers landing on the far side" and "Finger bodies").
 
 Run from the repository root (a minute or less: the trials before N are picked again):
 
@@ -32,6 +33,31 @@ def contact_rows(contacts: list[Contact], names: list[str]) -> list[str]:
             f"({', '.join(f'{v * 1e3:.0f}' for v in c.point)}) mm, normal leaning "
             f"{lean_deg(c):+.0f}° (+: pushing it down), {c.force_n:.1f} N"
             for c in contacts if c.force_n > 0.05]
+
+
+def hand_part_rows(sim, names: list[str]) -> list[str]:
+    """One line per contact (over 0.5 N) of any hand geom with an object now: the hand's part
+    (the simulator's geom name), the object, the point (mm) and the normal force (N)."""
+    import mujoco
+
+    from offline_sim.dynamics import HAND_PREFIX
+
+    w = sim.world
+    m, d = w.model, w.data
+    f6 = np.zeros(6)
+    rows = []
+    for i in range(d.ncon):
+        c = d.contact[i]
+        for hand_g, obj_g in ((int(c.geom1), int(c.geom2)), (int(c.geom2), int(c.geom1))):
+            part = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, hand_g) or ""
+            if part.startswith(HAND_PREFIX) and w.geom_instance[obj_g] > 0:
+                mujoco.mj_contactForce(m, d, i, f6)
+                if f6[0] > 0.5:
+                    rows.append(f"  {part[len(HAND_PREFIX):]} on "
+                                f"{names[w.geom_instance[obj_g] - 1]}: at "
+                                f"({', '.join(f'{v * 1e3:.0f}' for v in c.pos)}) mm, "
+                                f"{f6[0]:.1f} N")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         def approached(*a, **kw):  # a protective stop on the way down: what the pads hit
             out = approach(*a, **kw)
             if not out.reached:
-                print(f"the approach stopped ({out.message}); the pads' contacts then:")
-                print("\n".join(contact_rows(pad_contacts(sim), names())) or "  no contact")
+                print(f"the approach stopped ({out.message}); the hand's contacts then:")
+                print("\n".join(hand_part_rows(sim, names())) or "  no contact")
             return out
 
         grip.grasp, arm.lift, arm.approach = closed, lifted, approached
