@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(contact_rows(pad_contacts(sim), names())) or "  no contact")
             return out
 
-        def approached(*a, **kw):  # a protective stop on the way down: what the pads hit
+        def approached(*a, **kw):  # a protective stop on the way down: what the hand hit
             out = approach(*a, **kw)
             if not out.reached:
                 print(f"the approach stopped ({out.message}); the hand's contacts then:")
