@@ -48,7 +48,9 @@ Q_CENTRE_ROW = 18
 Q_BELOW_PX = 19          # the surface under the fingertips is read this far out from a contact, px
 Q_BELOW_REACH_M = 20     # ... and meets the pad when it reaches within this of their plane
 Q_LEDGE_RAD = 21         # a lean beyond this is a ledge under the pad, not a side it presses
-N_PARAMS = 22
+Q_BAND_TOL_PX = 22       # a pad's line meeting the object this close inwards of the primary touches
+Q_PAD_WIDTH_PX = 23      # the pad's width across the closing direction, px
+N_PARAMS = 24
 
 
 @nb.njit(cache=True, inline="always")
@@ -334,13 +336,38 @@ def _tilt(width, undercut, profile):
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
-def _torque_ratio(prm, lever_m, height_m):
-    """τ_g / τ_max = M g d / (2 μ F r̄), r̄ the mean radius of the pad's overlap with the side
-    (height_m x the pad's width); 0 for an unknown mass, NaN without a lever or a height."""
+def _band_m(image, x, y, c, s, cx, cy, ux, uy, offsets, prm):
+    """The width (metres) of the pad's overlap with the side at one contact: the span across
+    the pad of its lines that meet the object within Q_BAND_TOL_PX inwards (ux, uy) of the
+    primary contact (cx, cy) (Tan et al.'s contact region, eq. 14), one line's share added,
+    at most the pad's width; one line's share where none reads a hit."""
+    n = offsets.shape[0]
+    share = (offsets[n - 1] - offsets[0]) / (n - 1) if n > 1 else prm[Q_PAD_WIDTH_PX]
+    a = (cx - x) * c + (cy - y) * s  # the contact along the closing direction from the centre
+    lo = np.inf
+    hi = -np.inf
+    for i in range(n):
+        bx = x - offsets[i] * s + a * c
+        by = y + offsets[i] * c + a * s
+        for k in range(int(prm[Q_BAND_TOL_PX]) + 1):
+            if _hit(image, bx + k * ux, by + k * uy):
+                lo = min(lo, offsets[i])
+                hi = max(hi, offsets[i])
+                break
+    span = hi - lo + share if hi >= lo else share
+    return min(span, prm[Q_PAD_WIDTH_PX]) * prm[Q_M_PER_PX]
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def _torque_ratio(prm, lever_m, height_m, band_l_m, band_r_m):
+    """τ_g / τ_max = M g d / (μ F (r̄_l + r̄_r)), r̄ the mean radius of each pad's overlap
+    with the side (height_m x that side's band, ``_band_m``); 0 for an unknown mass, NaN
+    without a lever or a height."""
     if prm[Q_WEIGHT_N] != prm[Q_WEIGHT_N]:
         return 0.0
-    return prm[Q_WEIGHT_N] * lever_m / (prm[Q_TAU_PER_M_NM]
-                                        * _patch_radius(height_m, prm[Q_HALF_PAD_WIDTH_M]))
+    r_mean = 0.5 * (_patch_radius(height_m, 0.5 * band_l_m)
+                    + _patch_radius(height_m, 0.5 * band_r_m))
+    return prm[Q_WEIGHT_N] * lever_m / (prm[Q_TAU_PER_M_NM] * r_mean)
 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
@@ -394,7 +421,11 @@ def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, w
         s_tilt = 1.0
     if wedge:
         s_tilt = 0.0
-    ratio = _torque_ratio(prm, lever, h)
+    band_l = band_r = np.nan
+    if have:
+        band_l = _band_m(image, x, y, c, s, lcol, lrow, c, s, offsets, prm)
+        band_r = _band_m(image, x, y, c, s, rcol, rrow, -c, -s, offsets, prm)
+    ratio = _torque_ratio(prm, lever, h, band_l, band_r)
     s_t = _clip01(1.0 - ratio)
     if not np.isfinite(s_t):
         s_t = 1.0  # no contact height or lever known: no torque term

@@ -133,12 +133,17 @@ class DepthParams:
     # of a big box at the density above would mark down grasps that hold it
     # (docs/scoring.md, the torque term; docs/figures.md, "The mass guess capped at 0.6 kg")
     max_guessed_mass_kg: float = 0.6
+    # a pad's line meeting the object this close (px) inwards of the primary contact touches
+    # (Tan et al.'s secondary contacts, MeasureParams.secondary_tol_px): the torque term's
+    # patch is the pad's overlap with the side across these lines, not the whole pad
+    band_tol_px: float = 2.0
 
     def __post_init__(self) -> None:
         for name in ("min_contact_m", "full_contact_m", "contact_probe_m", "density_kg_m3",
                      "max_guessed_mass_kg", "contact_friction_ref"):
             check_positive(getattr(self, name), name, "DepthParams")
         check_positive(self.body_margin_m, "body_margin_m", "DepthParams", allow_zero=True)
+        check_positive(self.band_tol_px, "band_tol_px", "DepthParams", allow_zero=True)
         check_positive(self.above_widest_m, "above_widest_m", "DepthParams", allow_zero=True)
         check_positive(self.tilt_margin_zero_rad, "tilt_margin_zero_rad", "DepthParams",
                        allow_zero=True)
@@ -397,6 +402,8 @@ def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r:
     prm[DK.Q_BELOW_PX] = BELOW_SPAN_M / m
     prm[DK.Q_BELOW_REACH_M] = BELOW_REACH_M
     prm[DK.Q_LEDGE_RAD] = LEDGE_LEAN_RAD
+    prm[DK.Q_BAND_TOL_PX] = params.band_tol_px
+    prm[DK.Q_PAD_WIDTH_PX] = float(jaw.pad_width_m) / m
     return prm
 
 

@@ -399,6 +399,23 @@ def test_where_the_heights_fit_no_arc_the_undercut_says_the_lean(beyond_px, lean
     assert (sc.score_tilt[0] < 1.0) == leans
 
 
+def test_torque_term_reads_only_the_part_of_the_pad_that_meets_the_side():
+    """A grasp at the end of a bar, its 22 mm pads hanging 6 mm past the bar's end, presses
+    the side over 16 mm of their width: the torsional friction is that overlap's, so its
+    torque ratio per metre of lever is the narrower patch's, not the whole pad's as at the
+    bar's middle."""
+    bar = rectangle(SHAPE, (160.0, 120.0), 200, 30)  # columns 60-259
+    view = DepthView(heights(bar, 0.03), M, centre_of_mass_px=(160.0, 120.0), mass_kg=0.4)
+    x, y, t = np.array([190.0, 255.0]), np.array([120.0, 120.0]), np.full(2, math.pi / 2)
+    sc = score_candidates(bar, x, y, t, PROJ, jaw=JAW, depth=view)
+    per_lever = sc.torque_ratio / sc.lever_m
+    r = lambda w: float(mean_patch_radius_m(np.array([0.03]), w)[0])  # noqa: E731
+    # the lines 2.2 px apart from 11 px left of the centre to 4.4 px right of it meet the
+    # bar (columns up to 259.5): a band 15.4 px wide plus one line's share, 17.6 mm
+    assert per_lever[1] / per_lever[0] == pytest.approx(r(0.022) / r(0.0176), rel=1e-4)
+    assert sc.score_torque[1] < sc.score_torque[0]
+
+
 @pytest.mark.parametrize("palm_width_m", [math.nan, 0.05])
 def test_each_candidates_depth_terms_are_its_own_whatever_batch_it_is_scored_in(palm_width_m):
     # the depth kernel reads and writes a batch's evaluated candidates by index among the
