@@ -40,7 +40,7 @@ Q_TILT_HI_RAD = 10       # atan(μ) - tilt_margin_zero_rad: a lean scoring 0
 Q_TILT_SPAN_RAD = 11     # max(tilt_margin_full - tilt_margin_zero, 1e-9)
 Q_WEIGHT_N = 12          # the object's weight M g (NaN: unknown mass, no torque term)
 Q_TAU_PER_M_NM = 13      # 2 μ F: the pads' torsional friction per metre of mean patch radius
-Q_HALF_PAD_WIDTH_M = 14  # half the pad's width across the closing direction
+Q_PAD_WIDTH_PX = 14      # the pad's width across the closing direction, px
 Q_PROFILE_PX = 15        # the tilt profile is read this far in from each contact, px
 Q_FIT_TOL_PX = 16        # a profile further than this (RMS, px) from an arc is no rounded side
 Q_CENTRE_COL = 17        # the mass centre, px (NaN: unknown)
@@ -49,8 +49,7 @@ Q_BELOW_PX = 19          # the surface under the fingertips is read this far out
 Q_BELOW_REACH_M = 20     # ... and meets the pad when it reaches within this of their plane
 Q_LEDGE_RAD = 21         # a lean beyond this is a ledge under the pad, not a side it presses
 Q_BAND_TOL_PX = 22       # a pad's line meeting the object this close inwards of the primary touches
-Q_PAD_WIDTH_PX = 23      # the pad's width across the closing direction, px
-N_PARAMS = 24
+N_PARAMS = 23
 
 
 @nb.njit(cache=True, inline="always")

@@ -30,9 +30,11 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   the section under such a contact (the whole footprint along the closing line) is wider than
   the stroke: the pads can never reach around it, so the grasp is a wedge pinch on its top.
 - torque : 1 - τ_g / τ_max, with τ_g = M g d the gravity torque about the grasp axis (d the
-  lever of the mass centre, in the image plane) and τ_max = 2 μ F r̄ the torsional friction
-  of two pads pressing with F uniformly over the patch each meets: the overlap of the pad
-  and the side, contact height x pad width, whose mean distance from its centre is r̄.
+  lever of the mass centre, in the image plane) and τ_max = μ F (r̄_l + r̄_r) the torsional
+  friction of two pads pressing with F uniformly over the patch each meets: the overlap of
+  the pad and the side, contact height x the part of the pad's width that meets the side
+  (its lines touching within DepthParams.band_tol_px of the first contact), whose mean
+  distance from its centre is r̄.
 
 Object-level limits decide "no grasp" rather than a low score: a target whose narrowest
 width exceeds the stroke, or whose weight exceeds the pads' friction 2 μ F.
@@ -394,7 +396,7 @@ def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r:
     # the torque ratio M g d / (2 μ F r̄), in the order the terms were first written
     prm[DK.Q_WEIGHT_N] = view.mass_kg * G if math.isfinite(view.mass_kg) else math.nan
     prm[DK.Q_TAU_PER_M_NM] = 2.0 * jaw.friction * jaw.force_n
-    prm[DK.Q_HALF_PAD_WIDTH_M] = 0.5 * float(jaw.pad_width_m)
+    prm[DK.Q_PAD_WIDTH_PX] = float(jaw.pad_width_m) / m
     prm[DK.Q_PROFILE_PX] = TILT_PROFILE_M / m
     prm[DK.Q_FIT_TOL_PX] = TILT_FIT_TOL_M / m
     centre = (math.nan, math.nan) if view.centre_of_mass_px is None else view.centre_of_mass_px
@@ -403,7 +405,6 @@ def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r:
     prm[DK.Q_BELOW_REACH_M] = BELOW_REACH_M
     prm[DK.Q_LEDGE_RAD] = LEDGE_LEAN_RAD
     prm[DK.Q_BAND_TOL_PX] = params.band_tol_px
-    prm[DK.Q_PAD_WIDTH_PX] = float(jaw.pad_width_m) / m
     return prm
 
 
