@@ -16,16 +16,25 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# MuJoCo 4 split its package in three (mujoco-core, mujoco-studio, mujoco); pip going back to
+# the 3.x that pyproject.toml asks for over it leaves 4's files under the same import name, so a
+# venv that has MuJoCo 4 has it taken out first.
+drop_mujoco4 = if $(BIN)/python -m pip show -q mujoco-core >/dev/null 2>&1; then \
+	echo "taking out MuJoCo 4 (this project runs on 3.x: pyproject.toml)"; \
+	$(BIN)/python -m pip uninstall -y -q mujoco mujoco-core mujoco-studio mujoco-studio-wasm; fi
+
 # One stamp per set of extras, so that `make test` after `make run` adds only what is missing.
 # Each install ends by compiling the planning kernels into numba's cache (`graspline warm-up`:
 # three minutes on a fresh 2-core machine, a few seconds once cached), as a compiled extension
 # is built at install: the demo's first trial and the tests then load them.
 $(BIN)/.installed-run-$(RUN_EXTRAS): pyproject.toml | $(BIN)/python
+	@$(drop_mujoco4)
 	$(BIN)/python -m pip install -q -e '.[$(RUN_EXTRAS)]'
 	$(BIN)/graspline warm-up
 	rm -f $(BIN)/.installed-run-* && touch $@
 
 $(BIN)/.installed-test-$(TEST_EXTRAS): pyproject.toml | $(BIN)/python
+	@$(drop_mujoco4)
 	$(BIN)/python -m pip install -q -e '.[$(TEST_EXTRAS)]'
 	$(BIN)/graspline warm-up
 	rm -f $(BIN)/.installed-test-* && touch $@
