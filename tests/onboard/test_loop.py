@@ -463,10 +463,11 @@ def test_a_lying_bottle_pinched_above_its_axis_by_rubber_pads_holds_and_scores_h
         # one search each, at 30 mm and then at 20 mm past the top
         _with_search(c, insertion_depth_m=0.03, deep_insertion_m=0.0)
         deep = c.loop.plan().choice
-        _with_search(c, deep_insertion_m=0.0)
+        _with_search(c, insertion_depth_m=0.02, deep_insertion_m=0.0)
         rec = c.pick_record()
     # leans of 25° and 8° by the geometry; the height profile reads the grasps chosen here
-    # 0.25 and 0.21 rad on this noisy bottle, low on the shallow one but still in order
+    # 0.43 and 0.30 rad on this noisy bottle (the second search is set back to 20 mm: left
+    # at the first one's 30 mm, the test compared two plans at 30 mm, their order noise's)
     assert deep.features["insertion_m"] == pytest.approx(0.03, abs=1e-3)
     assert deep.features["contact_tilt_rad"] < rec.features["contact_tilt_rad"]
     assert rec.features["contact_height_m"] < 0.012, rec.features
