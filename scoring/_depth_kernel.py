@@ -103,6 +103,36 @@ def _undercut(footprint, cx, cy, ux, uy, limit_px):
 
 
 @nb.njit(cache=True, inline="always")
+def _wedge_run(footprint, x, y, c, s, lcol, lrow, rcol, rrow, width, offsets, limit_px,
+               above_px):
+    """The widest section (pixels, 0 if none) the pads would have to reach around on the
+    pad's grasp lines: on each line, read outwards from the two contacts' places on it, the
+    whole footprint running on more than above_px beyond both (a rounded section under them;
+    a part running on beyond one side only, a mug's handle, is no such section). A pad
+    straddling a lying can's end meets the can above its widest section on the lines over its
+    body, though its middle line leaves at a corner."""
+    a_l = (lcol - x) * c + (lrow - y) * s
+    a_r = (rcol - x) * c + (rrow - y) * s
+    k0 = np.floor(above_px) + 1.0  # the first pixel out that must be footprint on both sides
+    widest = 0.0
+    for i in range(offsets.shape[0]):
+        ox = x - offsets[i] * s
+        oy = y + offsets[i] * c
+        lx, ly = ox + a_l * c, oy + a_l * s
+        rx, ry = ox + a_r * c, oy + a_r * s
+        # most lines end at a wall: two reads each side decide it
+        if not (_hit(footprint, lx, ly) and _hit(footprint, rx, ry)
+                and _hit(footprint, lx - k0 * c, ly - k0 * s)
+                and _hit(footprint, rx + k0 * c, ry + k0 * s)):
+            continue
+        u_l = _undercut(footprint, lx, ly, -c, -s, limit_px)
+        u_r = _undercut(footprint, rx, ry, c, s, limit_px)
+        if min(u_l, u_r) > above_px:
+            widest = max(widest, width + u_l + u_r)
+    return widest
+
+
+@nb.njit(cache=True, inline="always")
 def _grid_inside(rows, cols, cx, cy, ux, uy, n, off_lo, off_hi):
     """Whether every sample (cx + k ux - off uy, cy + k uy + off ux), k in 1..n, off in
     [off_lo, off_hi], rounds to a pixel inside a rows x cols image. Each coordinate is
@@ -415,6 +445,13 @@ def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, w
                     tilt = lean
     section = (width + (u_l + u_r)) * m
     wedge = section > prm[Q_STROKE_M] and u_max * m > prm[Q_ABOVE_WIDEST_M]
+    if have and width == width and not wedge:
+        # the pad's whole width, not its middle line alone: a pad over a lying can's end
+        run = _wedge_run(footprint, x, y, c, s, lcol, lrow, rcol, rrow, width, offsets, half_r,
+                         prm[Q_ABOVE_WIDEST_M] / m) * m
+        if run > prm[Q_STROKE_M]:
+            section = max(section, run)
+            wedge = True
     s_tilt = _clip01((prm[Q_TILT_HI_RAD] - tilt) / prm[Q_TILT_SPAN_RAD])
     if not np.isfinite(s_tilt):
         s_tilt = 1.0

@@ -27,8 +27,9 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   unless the surface running on under the fingertips reaches their plane at the contact:
   then the pad's lower edge presses that surface, and its lean counts (a bottle's shoulder);
   1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside. And 0 where
-  the section under such a contact (the whole footprint along the closing line) is wider than
-  the stroke: the pads can never reach around it, so the grasp is a wedge pinch on its top.
+  the section under such a contact (the whole footprint along a grasp line, on any line
+  across the pad's width) is wider than the stroke: the pads can never reach around it, so
+  the grasp is a wedge pinch on its top (a pad straddling a lying can's end included).
 - torque : 1 - τ_g / τ_max, with τ_g = M g d the gravity torque about the grasp axis (d the
   lever of the mass centre, in the image plane) and τ_max = μ F (r̄_l + r̄_r) the torsional
   friction of two pads pressing with F uniformly over the patch each meets: the overlap of
@@ -234,7 +235,8 @@ class PhysicalTerms:
     (c + u)) with c half the width and u the undercut, and the lean of an arc fitted to the
     side's heights, _depth_kernel._side_lean; 0 where the heights are a wall's).
     section_m : the target's whole extent along the closing line through the contacts
-    (their distance plus the footprint beyond each), metres. lever_m : the mass centre's distance
+    (their distance plus the footprint beyond each), metres; where a wider section under
+    the pad's other lines makes the grasp a wedge pinch, that section. lever_m : the mass centre's distance
     from the grasp axis, metres. torque_ratio : τ_g / τ_max. score_contact, score_torque,
     score_tilt : the factors in [0, 1]; factor : their product, 0 on a body collision.
     """

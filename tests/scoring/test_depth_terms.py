@@ -416,6 +416,30 @@ def test_torque_term_reads_only_the_part_of_the_pad_that_meets_the_side():
     assert sc.score_torque[1] < sc.score_torque[0]
 
 
+@pytest.mark.parametrize("rows_beyond, wedge, section_m", [((70, 170), True, 0.100),
+                                                           ((81, 170), False, 0.078)])
+def test_a_section_wider_than_the_stroke_under_part_of_the_pad_is_a_wedge_pinch(rows_beyond,
+                                                                                wedge, section_m):
+    """A lying can 100 mm across seen from above: the 78 mm chord above the fingertips runs
+    to column 219, its full section (the footprint) only to column 209, as where a can's
+    end is seen cut at a slant. Pinched across at column 214, the pad's middle line meets
+    the chord alone, but the lines of its 22 mm width over the body meet it above a section
+    wider than the 85 mm stroke, beyond both contacts: a wedge pinch, scored 0. Where the
+    footprint under those lines runs on beyond one contact only (a mug's handle), there is
+    no such section."""
+    chord = rectangle(SHAPE, (160.0, 120.0), 120, 78)  # columns 100-219, rows 81-158
+    foot = chord.copy()
+    foot[rows_beyond[0]:rows_beyond[1], 100:210] = True
+    view = DepthView(heights(chord, 0.02), M, footprint=foot)
+    x, y, t = np.array([150.0, 214.0]), np.array([120.0, 120.0]), np.full(2, math.pi / 2)
+    sc = score_candidates(chord, x, y, t, PROJ, jaw=JAW, depth=view)
+    assert sc.tan_score[1] > 0.5
+    assert bool(sc.score[1] == 0.0) is wedge and bool(sc.score_tilt[1] == 0.0) is wedge
+    assert sc.section_m[1] == pytest.approx(section_m, abs=0.0015)
+    if wedge:  # in the can's middle the pad's middle line itself runs over the body
+        assert sc.score_tilt[0] == 0.0
+
+
 @pytest.mark.parametrize("palm_width_m", [math.nan, 0.05])
 def test_each_candidates_depth_terms_are_its_own_whatever_batch_it_is_scored_in(palm_width_m):
     # the depth kernel reads and writes a batch's evaluated candidates by index among the
