@@ -444,7 +444,9 @@ def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, w
                 if lean > tilt:  # NaN: no reading, never larger
                     tilt = lean
     section = (width + (u_l + u_r)) * m
-    wedge = section > prm[Q_STROKE_M] and u_max * m > prm[Q_ABOVE_WIDEST_M]
+    # a section under both contacts, as on the pad's other lines below (a handle beyond one
+    # contact is none)
+    wedge = section > prm[Q_STROKE_M] and min(u_l, u_r) * m > prm[Q_ABOVE_WIDEST_M]
     if have and width == width and not wedge:
         # the pad's whole width, not its middle line alone: a pad over a lying can's end
         run = _wedge_run(footprint, x, y, c, s, lcol, lrow, rcol, rrow, width, offsets, half_r,

@@ -28,7 +28,8 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   then the pad's lower edge presses that surface, and its lean counts (a bottle's shoulder);
   1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside. And 0 where
   the section under such a contact (the whole footprint along a grasp line, on any line
-  across the pad's width) is wider than the stroke: the pads can never reach around it, so
+  across the pad's width, running on beyond both contacts) is wider than the stroke: the
+  pads can never reach around it, so
   the grasp is a wedge pinch on its top (a pad straddling a lying can's end included).
 - torque : 1 - τ_g / τ_max, with τ_g = M g d the gravity torque about the grasp axis (d the
   lever of the mass centre, in the image plane) and τ_max = μ F (r̄_l + r̄_r) the torsional
