@@ -64,14 +64,15 @@ def _to_plane(frame: RGBDFrame, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return R.T @ T[:3, :3], R.T @ T[:3, 3]
 
 
-def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray,
-                spacing: bool = True) -> tuple[np.ndarray, float]:
+def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray, spacing: bool = True,
+                edges: bool = True) -> tuple[np.ndarray, float, np.ndarray]:
     """The masked pixels' points in plane-axis coordinates (x, y, depth along the approach;
     metres, origin at the base origin) as an (h, w, 3) grid over the mask's bounding box, NaN
-    outside the mask, sensor holes filled; and the spacing of image neighbours in the plane
-    (metres, SPACING_PERCENTILE of their distances; 0.0 when not ``spacing``). (0 x 0 grid,
-    0.0) without a reading."""
-    empty = np.empty((0, 0, 3)), 0.0
+    outside the mask, sensor holes filled; the spacing of image neighbours in the plane
+    (metres, SPACING_PERCENTILE of their distances; 0.0 when not ``spacing``); and the filled
+    holes at the mask's edge (``edge_holes``, (h, w) bool; none found when not ``edges``).
+    (0 x 0 grid, 0.0, 0 x 0) without a reading."""
+    empty = np.empty((0, 0, 3)), 0.0, np.zeros((0, 0), bool)
     c0, r0, w, h = cv2.boundingRect(mask.view(np.uint8))
     if w == 0:
         return empty
@@ -81,10 +82,12 @@ def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray,
         ok = d > 0  # NaN compares False
     if not (m & ok).any():
         return empty
+    edge = edge_holes(m, ok) if edges else np.zeros((h, w), bool)
     # Sensor holes in the mask take their neighbours' depth, layer by layer from the readings.
     filled = np.empty((h, w), np.float32)
     fill_from_neighbours(d, m, ok, filled)
     m = m & (filled == filled)  # a masked region with no reading at all stays out
+    edge &= m
     d = filled
     rx, ry = ray_axes(frame.intrinsics)
     M, b = _to_plane(frame, R)
@@ -92,9 +95,26 @@ def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray,
     steps = np.empty(2 * h * w)
     n = plane_grid(d, m, rx[c0:c0 + w], ry[r0:r0 + h], M, b, grid, steps)
     if n == 0 or not spacing:
-        return grid, 0.0
+        return grid, 0.0, edge
     k = int(SPACING_PERCENTILE / 100.0 * (n - 1))
-    return grid, float(np.sqrt(np.partition(steps[:n], k)[k]))
+    return grid, float(np.sqrt(np.partition(steps[:n], k)[k])), edge
+
+
+def edge_holes(mask: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """(h, w) bool: the mask's pixels without a reading that join the mask's outside through
+    such pixels (4-neighbours): the sensor's holes at the object's edge, which the segmenter
+    claims. Holes inside the readings are not among them."""
+    from scipy import ndimage
+
+    holes = mask & ~valid
+    if not holes.any():
+        return holes
+    # the outside and the holes as one region per connected piece; the pieces that hold an
+    # outside pixel (the padding joins the box's border to the outside) are the edge's
+    free = np.pad(~mask | holes, 1, constant_values=True)
+    labels, _ = ndimage.label(free)
+    outside = np.unique(labels[np.pad(~mask, 1, constant_values=True)])
+    return np.isin(labels[1:-1, 1:-1], outside[outside > 0]) & holes
 
 
 def _draw(grid: np.ndarray, tip: float, lo: np.ndarray, shape: tuple[int, int], m: float,
@@ -152,7 +172,8 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
         attached_max_width_m wide (a jaw's stroke: wider, they are separate objects).
 
     Sensor holes in the mask (pixels with no reading) take their neighbours' depth, filled
-    inwards from the readings around them.
+    inwards from the readings around them; ``target_read`` is drawn without those at the
+    mask's edge (``edge_holes``).
     The samples are drawn as a surface: triangles between image neighbours, except across
     steps in depth (neighbours more than MAX_STEP_FACTOR times their usual spacing apart).
     Raises ValueError for a frame without T_base_camera or a mask without any reading.
@@ -201,16 +222,23 @@ class ProjectedObject:
         self._frame, self._a, self._m = frame, a, float(metres_per_px)
         self._margin, self._clearance, self._support = margin_m, clearance_m, support
         self._fragment_share, self._attached_max_width = fragment_share, attached_max_width_m
-        self._grid, spacing = _plane_grid(frame, mask, self._R)
+        self._grid, spacing, edge = _plane_grid(frame, mask, self._R)
+        # the target as its readings alone draw it: the filled holes at its edge left out
+        self._read_grid = self._grid
+        if edge.any():
+            self._read_grid = self._grid.copy()
+            self._read_grid[edge] = np.nan
         depth_along = self._grid[..., 2][np.isfinite(self._grid[..., 2])]
         if depth_along.size == 0:
             raise ValueError(f"mask has no pixel with a depth reading ({int(mask.sum())} pixels)")
         k_top = int(TOP_PERCENTILE / 100.0 * (depth_along.size - 1))
         self._top = float(np.partition(depth_along, k_top)[k_top])
         self._max_step = MAX_STEP_FACTOR * max(spacing, self._m)
-        self._obstacle_grid = _plane_grid(frame, obstacles, self._R, spacing=False)[0] \
+        self._obstacle_grid = _plane_grid(frame, obstacles, self._R, spacing=False,
+                                          edges=False)[0] \
             if obstacles is not None and obstacles.any() else None
-        self._attached_grid = _plane_grid(frame, attached, self._R, spacing=False)[0] \
+        self._attached_grid = _plane_grid(frame, attached, self._R, spacing=False,
+                                          edges=False)[0] \
             if attached is not None and attached.any() else None
 
     def at(self, insertion_depth_m: float) -> Silhouette:
@@ -238,6 +266,8 @@ class ProjectedObject:
         shape = (int(size[1]), int(size[0]))
         max_step = self._max_step
         target = _draw(grid, tip, lo, shape, m, max_step)
+        target_read = target.copy() if self._read_grid is grid else \
+            _draw(self._read_grid, tip, lo, shape, m, max_step)
         image = target.copy()
         whole = _draw(grid, math.inf, lo, shape, m, max_step)  # all of the target, from above
         whole_depth, depth = surface_depths(grid, lo, shape, m, (whole, target))
@@ -266,7 +296,8 @@ class ProjectedObject:
                           grasp_height_m=float(centre[2]), insertion_depth_m=tip - top,
                           height_m=height.astype(np.float32), floor_m=support_depth - tip,
                           volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole,
-                          footprint_height_m=below.astype(np.float32, copy=False))
+                          footprint_height_m=below.astype(np.float32, copy=False),
+                          target_read=target_read)
 
 
 def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,

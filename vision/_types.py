@@ -120,6 +120,10 @@ class Silhouette:
     footprint_height_m : (H, W) float32, the height of the whole target's seen surface above
         the fingertip plane, metres, negative below it (NaN off the footprint): whether what
         runs on under a contact reaches the pad's lower edge.
+    target_read : (H, W) bool, the target as its depth readings alone draw it: without the
+        sensor's holes at its edge, which the segmenter claims and ``target`` fills with the
+        object's depth (a band 1-4 mm wide, widest on the side facing the camera); where the
+        loop centres the jaw. None: not drawn.
     """
 
     image: np.ndarray
@@ -134,10 +138,13 @@ class Silhouette:
     centre_of_mass_px: np.ndarray | None = None
     footprint: np.ndarray | None = None
     footprint_height_m: np.ndarray | None = None
+    target_read: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         check_mask(self.image, "Silhouette.image")
         check_mask(self.target, "Silhouette.target", self.image.shape)
+        if self.target_read is not None:
+            check_mask(self.target_read, "Silhouette.target_read", self.image.shape)
         self.metres_per_px = check_positive(self.metres_per_px, "metres_per_px", "Silhouette")
         self.T_base_plane = check_pose(self.T_base_plane, "Silhouette.T_base_plane")
         if self.height_m is not None and np.shape(self.height_m) != self.image.shape:

@@ -1,5 +1,6 @@
 """Silhouettes against the exact footprint of the solid above the fingertips, for a camera
 looking straight down and an oblique one; the pose mapping through a real grasp search."""
+import dataclasses
 import math
 
 import cv2
@@ -428,3 +429,39 @@ def test_one_projection_draws_each_depths_silhouette_as_a_fresh_one_would(yaw):
                 np.testing.assert_array_equal(getattr(shared, name), getattr(fresh, name))
             assert (shared.volume_m3, tuple(shared.centre_of_mass_px)) == \
                 (fresh.volume_m3, tuple(fresh.centre_of_mass_px))
+
+
+def _with_edge_band(frame, band_px: int, side: str):
+    """The frame and a mask of its box (instance 1) that also claims a band of band_px pixels
+    without readings beside the box on one side of the image ("right": larger columns), as
+    the segmenter claims the D400's holes beside a depth step; and a hole inside the box."""
+    box = frame.instance_ids == 1
+    grown = cv2.dilate(box.astype(np.uint8), np.ones((1, 2 * band_px + 1), np.uint8)).astype(bool)
+    cols = np.arange(box.shape[1])[None, :]
+    centre = np.nonzero(box)[1].mean()
+    band = grown & ~box & ((cols > centre) if side == "right" else (cols < centre))
+    depth = frame.depth_m.copy()
+    depth[band] = 0.0
+    rows, cs = np.nonzero(box)
+    r0, c0 = int(rows.mean()), int(cs.mean())
+    depth[r0 - 2:r0 + 3, c0 - 2:c0 + 3] = 0.0  # a hole the readings surround
+    return dataclasses.replace(frame, depth_m=depth), box | band
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_the_holes_at_an_edge_stay_out_of_the_targets_readings_and_inner_holes_stay_in(side):
+    """The filled band widens the target on its side; target_read is the box's footprint
+    there, and the hole inside the box's readings is drawn in both."""
+    box = upright_box(0.0, 0.0, (0.06, 0.04, 0.05))
+    frame, mask = _with_edge_band(render(Scene([box]), DOWN), 3, side)
+    sil = silhouette(frame, mask)
+    exact = truth(box, sil)
+    cols_t, cols_r, cols_x = (np.nonzero(a.any(axis=0))[0] for a in
+                              (sil.target, sil.target_read, exact))
+    far = (lambda c: c.max()) if side == "right" else (lambda c: -c.min())
+    near = (lambda c: -c.min()) if side == "right" else (lambda c: c.max())
+    assert far(cols_t) - far(cols_x) >= 3  # three camera pixels: 3.5 mm at 0.7 m
+    assert abs(far(cols_r) - far(cols_x)) <= 1
+    assert near(cols_r) == near(cols_t)  # the other side's outline is the same
+    assert sil.target_read[sil.target_read.shape[0] // 2, (cols_x.min() + cols_x.max()) // 2]
+    assert iou(sil.target_read, exact) > iou(sil.target, exact) >= 0.85
