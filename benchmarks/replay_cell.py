@@ -62,6 +62,7 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
     from tqdm import tqdm
 
     from onboard import CameraConfig, PickingCell, TrialLog, TrialLogError, config_hash
+    from onboard.loop import pose_as_scored
 
     recs = []
     for d in log_dirs:
@@ -88,7 +89,9 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
             for k, (log, r) in enumerate(tqdm(recs, desc=name, unit="trial", file=sys.stderr)):
                 try:
                     frame = stored_frame(template, log, r.trial_id)
-                    scores[v, k] = cell.loop.score_pose(frame, r.T_base_tcp)[0]
+                    # the pose as scored: the executed one less its centring on the readings
+                    scores[v, k] = cell.loop.score_pose(
+                        frame, pose_as_scored(r.T_base_tcp, r.features or {}))[0]
                     if masks_dir is not None and v == 0:
                         write_masks(masks_dir / f"trial-{r.trial_id}.png", cell.loop, frame,
                                     r.T_base_tcp)

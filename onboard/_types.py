@@ -18,10 +18,13 @@ from drivers.arm import MoveResult, MoveStatus  # noqa: F401 - re-exported for t
 class GraspChoice:
     """The grasp the loop chose for one object, ready for the arm and the gripper.
 
-    T_base_tcp : (4, 4) the TCP at the grasp (z = approach, x = closing direction), metres.
+    T_base_tcp : (4, 4) the TCP at the grasp (z = approach, x = closing direction), metres:
+    for an image-search grasp, centred on the object's readings (features["centring_m"]
+    along x from the grasp as scored; onboard.loop.pose_as_scored undoes it).
     pregrasp_m : distance back along the approach where the arm starts its straight approach.
     width_m : opening the gripper takes before closing; force_n : grip force to command.
-    x_px, y_px, theta_rad : the grasp in the silhouette image (column, row, closing angle).
+    x_px, y_px, theta_rad : the grasp in the silhouette image as scored (column, row, closing
+    angle).
     features : raw features and their scores by name (d_t, r_r_rad, s_a_rad, s_f_px, ...).
     source : "image_search" (Tan et al.'s measure) or "database" (step 8).
     preshape : the hand's joint targets before closing (rad or m), for a multi-finger hand's

@@ -13,6 +13,7 @@
     _promise.py       promise_order: the order a scene-level budget (scoring.scene_budget)
                       searches the objects in, from cheap cues of their masks
     _draws.py         validate mode: a grasp drawn across the score levels
+    _centring.py      the chosen grasp centred on the object as its depth readings place it
     _executor.py      Executor: Plan -> Execution (approach, grip, after-image, lift, judge,
                       place); safe stop on any fault
     _record.py        Plan + Execution -> TrialRecord and TrialImages (pure functions)
@@ -27,6 +28,7 @@
 """
 from ._approach_search import (ApproachSearch, ApproachTiming, approach_axes, approach_source,
                                hand_clear, hand_corners_tcp)
+from ._centring import MAX_SHIFT_M, Centring, centred_on_readings, pose_as_scored
 from ._clock import StageClock
 from ._database_source import (DatabaseDetail, DatabaseSource, Recognition, Recogniser,
                                current_measures_version, database_name, database_source,
@@ -47,6 +49,10 @@ from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, Simul
 from ._types import DatabaseGraspView, Execution, LoopState, Plan
 
 __all__ = [
+    "Centring",
+    "centred_on_readings",
+    "MAX_SHIFT_M",
+    "pose_as_scored",
     "approach_axes",
     "approach_source",
     "ApproachSearch",

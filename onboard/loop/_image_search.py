@@ -15,6 +15,7 @@ from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_wid
 
 from .._cellfile import CellConfig
 from .._types import GraspChoice
+from ._centring import centred_on_readings
 from ._clock import StageClock
 from ._draws import draw_across_levels
 from ._features import features, limit_text
@@ -207,8 +208,11 @@ class ImageSearch:
         if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
             feats["mass_kg"] = kw["depth"].mass_kg  # the mass the torque term assumed
         feats["insertion_m"] = sil.insertion_depth_m  # the fingertips' depth past the top
+        # scored on the silhouette's target (x, y), executed centred on its readings (T)
+        centred = centred_on_readings(sil, x, y, t, self.projection)
+        feats["centring_m"] = centred.shift_m
         g = self.config.gripper
-        T = sil.tcp_pose(x, y, t, tcp_to_tip_m=g.tcp_to_tip_m)
+        T = sil.tcp_pose(centred.x_px, centred.y_px, t, tcp_to_tip_m=g.tcp_to_tip_m)
         label = self._label(frame, masks[i]) or f"object@{x:.0f},{y:.0f}"
         choice = GraspChoice(trial_id=-1, object_label=label, T_base_tcp=T,
                              pregrasp_m=self.config.arm.pregrasp_m, width_m=g.open_width_m,

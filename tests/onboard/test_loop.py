@@ -9,6 +9,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+from onboard.loop import pose_as_scored  # noqa: E402 - after the skip: the loop needs MuJoCo
+
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
@@ -89,7 +91,7 @@ def test_a_logged_grasp_scores_again_as_planned_on_its_frame(cell):
     tilted pose is refused by name."""
     plan = cell.loop.plan()
     assert hasattr(plan.choice, "score"), plan.choice
-    T = plan.choice.T_base_tcp
+    T = pose_as_scored(plan.choice.T_base_tcp, plan.choice.features)
     score, feats = cell.loop.score_pose(plan.frame, T)
     assert score == pytest.approx(plan.choice.score, abs=1e-4)
     assert feats["tan_score"] == pytest.approx(plan.choice.features["tan_score"], abs=1e-4)
@@ -112,7 +114,8 @@ def test_a_scored_pose_gives_the_planned_grasp_its_silhouette_and_contacts_on_th
     plan = cell.loop.plan()
     assert hasattr(plan.choice, "score"), plan.choice
     search = next(s for s in cell.loop.planner.sources if isinstance(s, ImageSearch))
-    scored = search.scored_pose(plan.frame, plan.masks, plan.choice.T_base_tcp)
+    scored = search.scored_pose(plan.frame, plan.masks,
+                                pose_as_scored(plan.choice.T_base_tcp, plan.choice.features))
     assert scored.mask_index == plan.mask_index
     assert (scored.x_px, scored.y_px) == pytest.approx((plan.choice.x_px, plan.choice.y_px),
                                                        abs=1e-6)
@@ -449,7 +452,8 @@ def test_a_lying_bottle_is_held_nearer_its_axis_by_the_deeper_search_with_taped_
         assert deep.score > shallow.score + 0.3, (deep.score, shallow.score)
         # the deeper pose's fingertips are 10 mm lower, and score_pose finds its silhouette
         assert deep.T_base_tcp[2, 3] == pytest.approx(shallow.T_base_tcp[2, 3] - 0.01, abs=2e-3)
-        assert c.loop.score_pose(plan.frame, deep.T_base_tcp)[0] == pytest.approx(deep.score, abs=1e-4)
+        assert c.loop.score_pose(plan.frame, pose_as_scored(deep.T_base_tcp, deep.features))[0] \
+            == pytest.approx(deep.score, abs=1e-4)
         rec = c.pick_record()
     assert rec.success, (rec.outcome, rec.error, rec.score)
 
