@@ -182,8 +182,7 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                            margin_m=margin_m, obstacles=obstacles, support=support,
                            clearance_m=clearance_m, x_axis=x_axis, attached=attached,
                            fragment_share=fragment_share,
-                           attached_max_width_m=attached_max_width_m).at(insertion_depth_m,
-                                                                         readings=True)
+                           attached_max_width_m=attached_max_width_m).at(insertion_depth_m)
 
 
 class ProjectedObject:
@@ -223,7 +222,6 @@ class ProjectedObject:
         self._frame, self._a, self._m = frame, a, float(metres_per_px)
         self._margin, self._clearance, self._support = margin_m, clearance_m, support
         self._fragment_share, self._attached_max_width = fragment_share, attached_max_width_m
-        self._drawn: dict[float, tuple[float, np.ndarray, tuple[int, int]]] = {}  # at()'s frames
         self._grid, spacing, edge = _plane_grid(frame, mask, self._R)
         # the target as its readings alone draw it: the filled holes at its edge left out
         self._read_grid = self._grid
@@ -243,10 +241,9 @@ class ProjectedObject:
                                           edges=False)[0] \
             if attached is not None and attached.any() else None
 
-    def at(self, insertion_depth_m: float, readings: bool = False) -> Silhouette:
+    def at(self, insertion_depth_m: float) -> Silhouette:
         """The silhouette with the fingertips insertion_depth_m past the object's first point
-        along the approach (the support's clearance permitting): ``silhouette``'s; its
-        ``target_read`` drawn only with ``readings`` (``target_read`` below)."""
+        along the approach (the support's clearance permitting): ``silhouette``'s."""
         check_positive(insertion_depth_m, "insertion_depth_m", allow_zero=True)
         grid, R, m, a = self._grid, self._R, self._m, self._a
         top = self._top
@@ -269,8 +266,8 @@ class ProjectedObject:
         shape = (int(size[1]), int(size[0]))
         max_step = self._max_step
         target = _draw(grid, tip, lo, shape, m, max_step)
-        self._drawn[float(insertion_depth_m)] = (tip, lo, shape)
-        target_read = self.target_read(insertion_depth_m) if readings else None
+        target_read = target.copy() if self._read_grid is grid else \
+            _draw(self._read_grid, tip, lo, shape, m, max_step)
         image = target.copy()
         whole = _draw(grid, math.inf, lo, shape, m, max_step)  # all of the target, from above
         whole_depth, depth = surface_depths(grid, lo, shape, m, (whole, target))
@@ -301,17 +298,6 @@ class ProjectedObject:
                           volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole,
                           footprint_height_m=below.astype(np.float32, copy=False),
                           target_read=target_read)
-
-    def target_read(self, insertion_depth_m: float) -> np.ndarray:
-        """(H, W) bool: the target of the silhouette ``at(insertion_depth_m)`` draws, as its
-        readings alone draw it (``Silhouette.target_read``: without the filled holes at its
-        edge), in that silhouette's pixels. Drawn on demand: the loop wants it for the grasp
-        it chooses, not for every depth of every object it searches."""
-        key = float(insertion_depth_m)
-        if key not in self._drawn:
-            self.at(key)
-        tip, lo, shape = self._drawn[key]
-        return _draw(self._read_grid, tip, lo, shape, self._m, self._max_step)
 
 
 def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,

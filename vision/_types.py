@@ -123,8 +123,7 @@ class Silhouette:
     target_read : (H, W) bool, the target as its depth readings alone draw it: without the
         sensor's holes at its edge, which the segmenter claims and ``target`` fills with the
         object's depth (a band 1-4 mm wide, widest on the side facing the camera); where the
-        loop centres the jaw. None: not drawn (``ProjectedObject.at`` draws it when asked,
-        ``silhouette`` always).
+        loop centres the jaw. None: not drawn.
     """
 
     image: np.ndarray

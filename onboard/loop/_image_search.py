@@ -170,18 +170,16 @@ class ImageSearch:
                 continue
             j = self._first_untried(sil, found)
             if j is not None and (best is None or float(found.scores.score[j]) > best[0]):
-                best = (float(found.scores.score[j]), sil, found, j, kw, projected, insertion)
+                best = (float(found.scores.score[j]), sil, found, j, kw)
         return self._proposal(best, i)
 
     def _proposal(self, best, i: int) -> Proposal | None:
         """The proposal of (score, silhouette, candidates, index, the measure's keyword
-        arguments they were scored with, the projected object and the insertion depth that
-        drew the silhouette), None for None."""
+        arguments they were scored with), None for None."""
         if best is None:
             return None
-        score, sil, found, j, kw, projected, insertion = best
-        return Proposal(score, i, self, limit_text(found.scores, j), sil,
-                        (found, j, kw, projected, insertion))
+        score, sil, found, j, kw = best
+        return Proposal(score, i, self, limit_text(found.scores, j), sil, (found, j, kw))
 
     def _first_untried(self, sil: Silhouette, found) -> int | None:
         """Index of the best grasp in ``found`` that is not one of the last failed grasps."""
@@ -198,8 +196,7 @@ class ImageSearch:
         """The proposed grasp (the top one), or with validate one drawn across the score
         levels; its score level, -1 for the top one."""
         score, i, sil = proposal.score, proposal.mask_index, proposal.sil
-        # kw: as searched (the seen width is not measured again)
-        found, j0, kw, projected, insertion = proposal.detail
+        found, j0, kw = proposal.detail   # kw: as searched (the seen width is not measured again)
         level = -1
         x, y, t = float(found.x[j0]), float(found.y[j0]), float(found.theta[j0])
         feats = features(found.scores, j0)
@@ -211,9 +208,7 @@ class ImageSearch:
         if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
             feats["mass_kg"] = kw["depth"].mass_kg  # the mass the torque term assumed
         feats["insertion_m"] = sil.insertion_depth_m  # the fingertips' depth past the top
-        # scored on the silhouette's target (x, y), executed centred on its readings (T); the
-        # readings' target is drawn here, for the chosen grasp only
-        sil = dataclasses.replace(sil, target_read=projected.target_read(insertion))
+        # scored on the silhouette's target (x, y), executed centred on its readings (T)
         centred = centred_on_readings(sil, x, y, t, self.projection)
         feats["centring_m"] = centred.shift_m
         g = self.config.gripper
