@@ -215,14 +215,30 @@ def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
     return np.arctan2(t, a) if t > 0.0 else 0.0
 
 
+@nb.njit(cache=True, inline="always")
+def _median(buf, n):
+    """The median of buf[:n] (n >= 1), which it sorts in place (insertion sort: n is a
+    finger's few grasp lines)."""
+    for i in range(1, n):
+        v = buf[i]
+        j = i - 1
+        while j >= 0 and buf[j] > v:
+            buf[j + 1] = buf[j]
+            j -= 1
+        buf[j + 1] = v
+    h = n // 2
+    return buf[h] if n % 2 == 1 else 0.5 * (buf[h - 1] + buf[h])
+
+
 @nb.njit(cache=True, error_model="numpy")
 def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
     """Radians: how far the normal of the surface the pad's lower edge meets at contact
     (cx, cy) leans out of the horizontal, read from the target's whole surface under the
     fingertips' plane (below: metres above that plane, NaN off the footprint) outwards
-    along (ux, uy) for up to n_px pixels, each step's depths and distances out averaged over
-    the grasp lines (offsets, pixels; each pixel read at its own distance out along (ux, uy)).
-    A line d = a + b x fitted to the depths d under the plane at distances x (metres): where
+    along (ux, uy) for up to n_px pixels, each step's depth the median over the grasp lines
+    and its distance out their mean (offsets, pixels; each pixel read at its own distance out
+    along (ux, uy)): one line seeing past the side's edge to the body far below (a mixed
+    pixel at the pad's end) moves a mean by centimetres, a median not. A line d = a + b x fitted to the depths d under the plane at distances x (metres): where
     it reaches the plane at the contact (|a| <= reach_m) the side goes on down and out under
     the pad's edge, the pad presses it there and its normal leans by atan(1 / b) (an upright
     bottle's shoulder under its cap). 0 where the surface stays further under the plane (a
@@ -232,15 +248,16 @@ def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
     n = int(n_px)
     sx = sd = sxx = sxd = 0.0
     k_n = 0
+    step = np.empty(offsets.size)
     for k in range(1, n + 1):
         top = -np.inf
-        total = out = 0.0
+        out = 0.0
         seen = 0
         for off in offsets:
             row, col = _line_pixel(cx, cy, ux, uy, k, off)
             v = _read(below, row, col)
             if v == v:
-                total += v
+                step[seen] = v
                 out += (col - cx) * ux + (row - cy) * uy  # the pixel's own distance out
                 seen += 1
                 if v > top:
@@ -249,7 +266,7 @@ def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
             break  # the footprint ends: what lies beyond is no part of this side
         if top > reach_m:
             return np.nan  # the target stands above the plane out there: no side under the pad
-        x, d = out / seen * m, -total / seen
+        x, d = out / seen * m, -_median(step, seen)
         k_n += 1
         sx += x
         sd += d

@@ -563,3 +563,24 @@ def test_the_lean_under_the_plane_is_the_slopes_wherever_it_reaches_the_plane(
         lean = _below_lean(below, float(cx), float(cy), ux, uy, offsets, 5.0, M, 0.004,
                            math.radians(60.0))
         assert math.degrees(lean) == pytest.approx(expected, abs=2.0)
+
+
+def test_one_line_seeing_past_the_shoulder_to_the_body_far_below_leaves_its_lean():
+    """A shoulder leaning 24° under the fingertips' plane, one of the finger's lines reading a
+    pixel 97 mm under it two pixels out (it sees past the shoulder's edge to the body below,
+    as on the taped short pads' upright mustard bottle of seed 30, which slid out at 0.70):
+    the lean still reads the shoulder's, within 2° (each step's depth is the lines' median)."""
+    from scoring._depth_kernel import _below_lean  # private kernel, against its geometry
+
+    cx = cy = 30
+    rows, cols = np.mgrid[0:64, 0:64]
+    out_m = (cols - cx) * M  # outwards along +x from the contact
+    below = (-out_m / math.tan(math.radians(24.0))).astype(np.float32)
+    offsets = np.array([-6.0, -2.0, 2.0, 6.0])
+    clean = _below_lean(below, float(cx), float(cy), 1.0, 0.0, offsets, 5.0, M, 0.004,
+                        math.radians(60.0))
+    below[cy + 6, cx + 2] = -0.097  # the outermost line, two pixels out
+    mixed = _below_lean(below, float(cx), float(cy), 1.0, 0.0, offsets, 5.0, M, 0.004,
+                        math.radians(60.0))
+    assert math.degrees(clean) == pytest.approx(24.0, abs=2.0)
+    assert math.degrees(mixed) == pytest.approx(24.0, abs=2.0)
