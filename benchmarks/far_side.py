@@ -29,13 +29,13 @@ import argparse
 import dataclasses
 import math
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_cell import auc, cell_config
+from benchmarks.bench_cell import auc
+from benchmarks.replay_cell import graded_logs, replay_config
 
 RISE_PX = 8  # silhouette pixels inwards from the contact read for the rise
 
@@ -158,31 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rise-mm", type=float, default=5.0)
     p.add_argument("--image", default="640x480")
     args = p.parse_args(argv)
-    import msgspec
     from tqdm import tqdm
 
-    from onboard import CameraConfig, CellFileError, PickingCell, TrialLog, config_hash
+    from onboard import PickingCell, config_hash
     from onboard.loop import ImageSearch
 
-    try:
-        w_px, h_px = (int(v) for v in args.image.lower().split("x"))
-    except ValueError:
-        raise SystemExit(f"far_side: --image must be WxH in pixels (640x480), "
-                         f"got {args.image!r}") from None
-    recs = []
-    for d in args.logs:
-        if not (d / "trials.sqlite").is_file():
-            raise SystemExit(f"far_side: {d} holds no trial log (no trials.sqlite): give "
-                             f"bench_cell's OUT/validate folder")
-        log = TrialLog(d)
-        recs += [(log, r) for r in log.records()
-                 if r.success is not None and r.T_base_tcp is not None]
-    try:
-        config = cell_config(0, Path(tempfile.mkdtemp(prefix="far_side_")), None, args.cell,
-                             args.pad_friction)
-    except CellFileError as exc:
-        raise SystemExit(f"far_side: {exc}") from None
-    config = msgspec.structs.replace(config, camera=CameraConfig(width_px=w_px, height_px=h_px))
+    recs = graded_logs(args.logs, "far_side")
+    config = replay_config("far_side", args.cell, args.pad_friction, args.image)
     graded = []
     with PickingCell(config, config_hash(config)) as cell:
         template = cell.devices.camera.read()

@@ -61,18 +61,11 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
     import msgspec
     from tqdm import tqdm
 
-    from onboard import CameraConfig, PickingCell, TrialLog, TrialLogError, config_hash
+    from onboard import CameraConfig, PickingCell, TrialLogError, config_hash
     from onboard.loop import pose_as_scored
 
-    recs = []
-    for d in log_dirs:
-        if not (d / "trials.sqlite").is_file():
-            raise SystemExit(f"replay_cell: {d} holds no trial log (no trials.sqlite): give "
-                             f"bench_cell's OUT/validate folder")
-        log = TrialLog(d)
-        recs += [(log, r) for r in log.records()
-                 if r.success is not None and r.T_base_tcp is not None
-                 and (not labels or r.object_label in labels)]
+    recs = [(log, r) for log, r in graded_logs(log_dirs, "replay_cell")
+            if not labels or r.object_label in labels]
     recs = recs[:limit] if limit else recs
     if not recs:
         raise SystemExit(f"replay_cell: no graded trial with a grasp pose in "
@@ -98,6 +91,43 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
                 except (ValueError, TrialLogError) as exc:
                     print(f"trial {r.trial_id}: {exc}", file=sys.stderr)
     return [r for _, r in recs], scores
+
+
+def graded_logs(log_dirs: list[Path], tool: str) -> list:
+    """(trial log, record) of every graded trial with a grasp pose in bench_cell's pass
+    folders (OUT/validate, OUT/best); SystemExit naming the folder without a trial log."""
+    from onboard import TrialLog
+
+    recs = []
+    for d in log_dirs:
+        if not (d / "trials.sqlite").is_file():
+            raise SystemExit(f"{tool}: {d} holds no trial log (no trials.sqlite): give "
+                             f"bench_cell's OUT/validate folder")
+        log = TrialLog(d)
+        recs += [(log, r) for r in log.records()
+                 if r.success is not None and r.T_base_tcp is not None]
+    return recs
+
+
+def replay_config(tool: str, cell_file: str | None, pad_friction: float | None, image: str):
+    """The cell a replay scores on: cell_file's jaw (the built-in cell without one) at
+    pad_friction, as bench_cell ran it, with the runs' camera size image ("WxH");
+    SystemExit naming a bad cell file or size."""
+    import msgspec
+
+    from onboard import CameraConfig, CellFileError
+
+    try:
+        w_px, h_px = (int(v) for v in image.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"{tool}: --image must be WxH in pixels (640x480), "
+                         f"got {image!r}") from None
+    try:
+        config = cell_config(0, Path(tempfile.mkdtemp(prefix=f"{tool}_")), None, cell_file,
+                             pad_friction)
+    except CellFileError as exc:
+        raise SystemExit(f"{tool}: {exc}") from None
+    return msgspec.structs.replace(config, camera=CameraConfig(width_px=w_px, height_px=h_px))
 
 
 def stored_frame(template, log, trial_id: int):

@@ -27,15 +27,14 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_cell import auc, cell_config
-from benchmarks.replay_cell import stored_frame
+from benchmarks.bench_cell import auc
+from benchmarks.replay_cell import graded_logs, replay_config, stored_frame
 
 GRADUAL = 0.6  # a side is rounded when its first seen height is under this share of the cap
 MIN_CAP_M = 0.005  # a cap lower than this is no section to read
@@ -136,32 +135,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="the pad friction the runs had, as bench_cell's (default the cell's)")
     p.add_argument("--image", default="640x480", help="the runs' camera size, WxH")
     args = p.parse_args(argv)
-    import msgspec
     from tqdm import tqdm
 
-    from onboard import CameraConfig, CellFileError, PickingCell, TrialLog, config_hash
+    from onboard import PickingCell, config_hash
     from onboard.loop import ImageSearch, pose_as_scored
     from scoring import DepthParams
 
-    try:
-        w_px, h_px = (int(v) for v in args.image.lower().split("x"))
-    except ValueError:
-        raise SystemExit(f"widest_prior: --image must be WxH in pixels (640x480), "
-                         f"got {args.image!r}") from None
-    recs = []
-    for d in args.logs:
-        if not (d / "trials.sqlite").is_file():
-            raise SystemExit(f"widest_prior: {d} holds no trial log (no trials.sqlite): give "
-                             f"bench_cell's OUT/validate folder")
-        log = TrialLog(d)
-        recs += [(log, r) for r in log.records()
-                 if r.success is not None and r.T_base_tcp is not None]
-    try:
-        config = cell_config(0, Path(tempfile.mkdtemp(prefix="widest_prior_")), None,
-                             args.cell, args.pad_friction)
-    except CellFileError as exc:
-        raise SystemExit(f"widest_prior: {exc}") from None
-    config = msgspec.structs.replace(config, camera=CameraConfig(width_px=w_px, height_px=h_px))
+    recs = graded_logs(args.logs, "widest_prior")
+    config = replay_config("widest_prior", args.cell, args.pad_friction, args.image)
     pinches, ids = [], []
     with PickingCell(config, config_hash(config)) as cell:
         template = cell.devices.camera.read()
