@@ -50,18 +50,17 @@ def parse_variant(text: str) -> dict[str, object]:
     return out
 
 
-def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], limit: int = 0,
-           cell_file: str | None = None, labels: tuple[str, ...] = (),
-           pad_friction: float | None = None, masks_dir: Path | None = None):
+def replay(log_dirs: list[Path], variants: list[dict], base, limit: int = 0,
+           labels: tuple[str, ...] = (), masks_dir: Path | None = None):
     """(records, scores): the graded trials of the logs (only those of the labels given, if
     any), and per variant their scores (NaN where the replay found nothing to score), on the
-    built-in cell or the one cell_file describes (its jaw; pad_friction as bench_cell's).
+    cell base describes (replay_config's: the runs' jaw, pad friction and camera size).
     With masks_dir, a picture per trial of the segmenter's masks on its frame, the grasp's
     target in red (masks_dir/trial-ID.png)."""
     import msgspec
     from tqdm import tqdm
 
-    from onboard import CameraConfig, PickingCell, TrialLogError, config_hash
+    from onboard import PickingCell, TrialLogError, config_hash
     from onboard.loop import pose_as_scored
 
     recs = [(log, r) for log, r in graded_logs(log_dirs, "replay_cell")
@@ -70,8 +69,6 @@ def replay(log_dirs: list[Path], variants: list[dict], image: tuple[int, int], l
     if not recs:
         raise SystemExit(f"replay_cell: no graded trial with a grasp pose in "
                          f"{', '.join(map(str, log_dirs))}")
-    base = cell_config(0, Path(tempfile.mkdtemp(prefix="replay_")), None, cell_file, pad_friction)
-    base = msgspec.structs.replace(base, camera=CameraConfig(width_px=image[0], height_px=image[1]))
     scores = np.full((len(variants), len(recs)), np.nan)
     with PickingCell(base, config_hash(base)) as cell:
         template = cell.devices.camera.read()  # the cell's intrinsics and camera pose
@@ -183,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--masks", type=Path, default=None, metavar="DIR",
                    help="write a picture per trial of the segmenter's masks, the target in red")
     args = p.parse_args(argv)
-    image = tuple(int(v) for v in args.image.lower().split("x"))
+    base = replay_config("replay_cell", args.cell, args.pad_friction, args.image)
     as_run = parse_variant(args.as_run)
     variants = [as_run] + [{**as_run, **parse_variant(v)} for v in args.variant]
     import yaml
@@ -194,8 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             parse_cell_file(yaml.safe_dump({"scoring": v}), "--variant")
         except CellFileError as exc:
             raise SystemExit(f"replay_cell: {exc}") from None
-    recs, scores = replay(args.logs, variants, image, args.limit, args.cell, tuple(args.label),
-                          args.pad_friction, args.masks)
+    recs, scores = replay(args.logs, variants, base, args.limit, tuple(args.label), args.masks)
     ok = np.array([bool(r.success) for r in recs])
     logged = np.array([r.score for r in recs], float)
     kinds = np.array([kind_of(r.object_label) for r in recs])
