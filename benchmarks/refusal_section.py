@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_cell import auc
-from benchmarks.replay_cell import graded_logs, replay_config, stored_frame
+from benchmarks.replay_cell import (add_run_cell_arguments, graded_logs, replay_config,
+                                     stored_frame)
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,7 @@ def readings(search, segmenter, frame, T_base_tcp: np.ndarray) -> tuple[float, f
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("logs", nargs="+", type=Path, help="bench_cell's OUT/validate, OUT/best folders")
-    p.add_argument("--cell", default=None, help="the runs' jaw cell file")
-    p.add_argument("--pad-friction", type=float, default=None,
-                   help="the pad friction the runs had, as bench_cell's (default the cell's)")
-    p.add_argument("--image", default="640x480", help="the runs' camera size, WxH")
+    add_run_cell_arguments(p)
     args = p.parse_args(argv)
     from tqdm import tqdm
 

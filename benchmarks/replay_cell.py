@@ -106,6 +106,16 @@ def graded_logs(log_dirs: list[Path], tool: str) -> list:
     return recs
 
 
+def add_run_cell_arguments(p) -> None:
+    """The replays' --cell, --pad-friction and --image: the cell a bench_cell run had (its jaw
+    file, pad friction and camera size), for replay_config."""
+    p.add_argument("--cell", default=None, metavar="FILE",
+                   help="the cell file the runs had (its jaw; default the built-in cell)")
+    p.add_argument("--pad-friction", type=float, default=None,
+                   help="the pad friction the runs had, as bench_cell's (default the cell's)")
+    p.add_argument("--image", default="640x480", help="the runs' camera size, WxH")
+
+
 def replay_config(tool: str, cell_file: str | None, pad_friction: float | None, image: str):
     """The cell a replay scores on: cell_file's jaw (the built-in cell without one) at
     pad_friction, as bench_cell ran it, with the runs' camera size image ("WxH");
@@ -167,12 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--as-run", default="", help="the scoring settings the runs had, where not "
                    "the defaults (KEY=VALUE,...): the first row, the replay's check")
     p.add_argument("--variant", action="append", default=[], help="scoring settings KEY=VALUE,...")
-    p.add_argument("--image", default="640x480", help="the runs' camera size, WxH")
+    add_run_cell_arguments(p)
     p.add_argument("--limit", type=int, default=0, help="only the first N graded trials")
-    p.add_argument("--cell", default=None, metavar="FILE",
-                   help="the cell file the runs had (its jaw; default the built-in cell)")
-    p.add_argument("--pad-friction", type=float, default=None,
-                   help="the pad friction the runs had, as bench_cell's (default the cell's)")
     p.add_argument("--label", action="append", default=[],
                    help="only the trials on objects of this label (repeatable)")
     p.add_argument("--per-trial", action="store_true",

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_cell import auc, cell_config
-from benchmarks.replay_cell import stored_frame
+from benchmarks.replay_cell import add_run_cell_arguments, stored_frame
 
 
 def replay_run(cell, search, template, log_dir: Path) -> None:
@@ -77,9 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("runs", nargs="+", type=Path, help="bench_cell OUT/validate folders")
-    p.add_argument("--cell", default=None, help="the cell file the runs had")
-    p.add_argument("--pad-friction", type=float, default=None)
-    p.add_argument("--image", default="640x480", help="the runs' camera size, WxH")
+    add_run_cell_arguments(p)
     args = p.parse_args(argv)
     for d in args.runs:
         if not (d / "trials.sqlite").is_file():

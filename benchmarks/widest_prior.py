@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_cell import auc
-from benchmarks.replay_cell import graded_logs, replay_config, stored_frame
+from benchmarks.replay_cell import (add_run_cell_arguments, graded_logs, replay_config,
+                                     stored_frame)
 
 GRADUAL = 0.6  # a side is rounded when its first seen height is under this share of the cap
 MIN_CAP_M = 0.005  # a cap lower than this is no section to read
@@ -130,10 +131,7 @@ def pinch_of(search, frame, masks, T_base_tcp: np.ndarray, label: str, held: boo
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("logs", nargs="+", type=Path, help="bench_cell's OUT/validate folders")
-    p.add_argument("--cell", default=None, help="the runs' jaw cell file")
-    p.add_argument("--pad-friction", type=float, default=None,
-                   help="the pad friction the runs had, as bench_cell's (default the cell's)")
-    p.add_argument("--image", default="640x480", help="the runs' camera size, WxH")
+    add_run_cell_arguments(p)
     args = p.parse_args(argv)
     from tqdm import tqdm
 
