@@ -238,8 +238,9 @@ def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
     along (ux, uy) for up to n_px pixels, each step's depth the median over the grasp lines
     and its distance out their mean (offsets, pixels; each pixel read at its own distance out
     along (ux, uy)): one line seeing past the side's edge to the body far below (a mixed
-    pixel at the pad's end) moves a mean by centimetres, a median not. A line d = a + b x fitted to the depths d under the plane at distances x (metres): where
-    it reaches the plane at the contact (|a| <= reach_m) the side goes on down and out under
+    pixel at the pad's end) moves a mean by centimetres, a median not. A line d = a + b x
+    fitted to the depths d under the plane at distances x (metres): where it reaches the
+    plane at the contact (|a| <= reach_m) the side goes on down and out under
     the pad's edge, the pad presses it there and its normal leans by atan(1 / b) (an upright
     bottle's shoulder under its cap). 0 where the surface stays further under the plane (a
     step the pad passes above) or leans beyond ledge_rad (a ledge under the pad); NaN with
