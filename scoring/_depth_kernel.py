@@ -283,6 +283,36 @@ def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
     return lean if lean <= ledge_rad else 0.0
 
 
+@nb.njit(cache=True, error_model="numpy")
+def _level_beyond(below, cx, cy, ux, uy, offsets, n_px, reach_m):
+    """Whether the whole target's surface beyond contact (cx, cy), read outwards along
+    (ux, uy) for n_px pixels (below: metres above the fingertips' plane, NaN off the
+    footprint; each step's depth the median over the grasp lines, offsets in pixels), stays
+    on the whole (the median of the steps) no further than reach_m under the plane: what
+    the finger meets there is a top level with its lower end, not a side before the pad's
+    face (the plane cutting a lying can wider than the stroke on the slant near its end,
+    where the outline is only the depth noise's: the jaw closed on nothing or rolled it).
+    Unlike _below_lean, no line reading above the plane vetoes it: it is a median of
+    medians, which the outline's depth noise (on the runs' frames up to half the lines of a
+    step reading 5-12 mm above the plane on the first pixels out) hardly moves."""
+    n = int(n_px)
+    meds = np.empty(max(n, 1))
+    step = np.empty(offsets.size)
+    k_n = 0
+    for k in range(1, n + 1):
+        seen = 0
+        for off in offsets:
+            row, col = _line_pixel(cx, cy, ux, uy, k, off)
+            v = _read(below, row, col)
+            if v == v:
+                step[seen] = v
+                seen += 1
+        if seen > 0:
+            meds[k_n] = _median(step, seen)
+            k_n += 1
+    return k_n >= 3 and _median(meds, k_n) >= -reach_m
+
+
 @nb.njit(cache=True, inline="always")
 def _palm_hit(height, x, y, c, s, offsets, across, half_r, palm_m):
     """Whether anything between the open fingers of candidate (x, y, cos θ, sin θ) (the
@@ -461,6 +491,12 @@ def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, w
                                    prm[Q_BELOW_REACH_M], prm[Q_LEDGE_RAD])
                 if lean > tilt:  # NaN: no reading, never larger
                     tilt = lean
+                # a top level with the fingertips under the finger's whole depth: the finger
+                # comes down on it, the pad's face meets no side (narrower, the finger passes
+                # over its edge: the ledge rule above)
+                if u >= prm[Q_BODY_PX] and _level_beyond(below, cx, cy, ux, uy, lines,
+                                                         prm[Q_BODY_PX], prm[Q_BELOW_REACH_M]):
+                    tilt = 0.5 * math.pi
     section = (width + (u_l + u_r)) * m
     # a section under both contacts, as on the pad's other lines below (a handle beyond one
     # contact is none)

@@ -26,6 +26,9 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   rise as a wall (a step: the footprint below runs on, the side the pads meet does not lean),
   unless the surface running on under the fingertips reaches their plane at the contact:
   then the pad's lower edge presses that surface, and its lean counts (a bottle's shoulder);
+  90° where that surface runs on under the finger's whole depth (its thickness and margin)
+  staying within 4 mm of the plane (the steps' median): a top the finger's lower end comes
+  down on, no side before the pad (a lying can wider than the stroke met on the slant);
   1 while the lean stays 20° inside the friction cone atan(μ), 0 at 5° inside. And 0 where
   the section under such a contact (the whole footprint along a grasp line, on any line
   across the pad's width, running on beyond both contacts) is wider than the stroke: the
@@ -234,7 +237,9 @@ class PhysicalTerms:
     the two sides' heights that the pads meet, metres. contact_tilt_rad : how far the
     contact normals lean out of the horizontal (the larger of the undercut's lean, acos(c /
     (c + u)) with c half the width and u the undercut, and the lean of an arc fitted to the
-    side's heights, _depth_kernel._side_lean; 0 where the heights are a wall's).
+    side's heights, _depth_kernel._side_lean; 0 where the heights are a wall's; the lean
+    of the surface under the pad's lower edge where it meets the plane there; π/2 where a
+    top level with the plane runs on under the whole finger, _depth_kernel._level_beyond).
     section_m : the target's whole extent along the closing line through the contacts
     (their distance plus the footprint beyond each), metres; where a wider section under
     the pad's other lines makes the grasp a wedge pinch, that section. lever_m : the mass centre's distance

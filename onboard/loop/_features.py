@@ -27,7 +27,8 @@ def limit_text(scores, j: int) -> str:
     terms = {"the finger bodies (they land on something)": 0.0 if scores.body_collision[j] else 1.0,
              "the pads' contact height": scores.score_contact[j],
              "the torque about the grasp axis": scores.score_torque[j],
-             "the contact tilt (or a pinch above a section wider than the stroke)":
+             "the contact tilt (a side leaning, a top under the finger, or a pinch above a "
+             "section wider than the stroke)":
                  scores.score_tilt[j]}
     terms = {k: float(v) for k, v in terms.items() if math.isfinite(v)}
     if not terms or min(terms.values()) >= 0.999:

@@ -541,6 +541,29 @@ def test_a_surface_under_the_fingertips_the_pad_does_not_press_is_no_lean(lean_d
     assert sc.contact_tilt_rad[0] == 0.0 and sc.score_tilt[0] == 1.0, why
 
 
+@pytest.mark.parametrize("lean_deg, beyond_px, no_side", [
+    (None, 30, True),   # level with the fingertips under the finger's whole depth (16 px)
+    (30.0, 30, False),  # a side falling away under the pad: its lean, not a top
+    (None, 10, False),  # level for less than the finger's depth: passed over, as before
+])
+def test_a_surface_level_with_the_fingertips_under_the_whole_finger_is_no_side(
+        lean_deg, beyond_px, no_side):
+    """Where the footprint runs on beyond a contact under the finger's whole depth (its
+    thickness and margin, 16 px here) and stays within 4 mm of the fingertips' plane there,
+    the finger's lower end comes down on it and the pad's face squeezes no side (the lying
+    cans wider than the stroke that the Franka hand's and the 2F-85's pads met on the
+    slant: the jaw closed on nothing or rolled them, 0 held of 28): tilt 90°, score 0."""
+    box, foot, below = _sloping_on(lean_deg, 0.001, beyond_px)
+    sc = score_candidates(box, *across_box(), PROJ, jaw=JAW,
+                          depth=DepthView(heights(box, 0.02), M, footprint=foot,
+                                          footprint_height_m=below))
+    # (the 100 mm section of the footprint is also a wedge pinch for an 85 mm stroke: the
+    # tilt, not the score, tells the two rules apart)
+    expected = 90.0 if no_side else (lean_deg or 0.0)
+    assert math.degrees(sc.contact_tilt_rad[0]) == pytest.approx(expected, abs=2.0)
+    assert sc.score_tilt[0] == 0.0 or not no_side
+
+
 @settings(max_examples=60, deadline=None)
 @given(lean_deg=st.floats(15.0, 55.0), reach_mm=st.floats(-2.0, 2.0),
        cx=st.integers(20, 40), cy=st.integers(20, 40), angle=st.floats(0.0, 2 * math.pi))
