@@ -230,6 +230,26 @@ def _median(buf, n):
     return buf[h] if n % 2 == 1 else 0.5 * (buf[h - 1] + buf[h])
 
 
+@nb.njit(cache=True, inline="always")
+def _step_reads(below, cx, cy, ux, uy, offsets, k, step):
+    """The depths (metres above the fingertips' plane) the grasp lines (offsets, pixels) read
+    k pixels out along (ux, uy) from contact (cx, cy), into step[:seen]: (seen, the sum of
+    their pixels' own distances out in pixels, the highest of them; -inf with none)."""
+    top = -np.inf
+    out = 0.0
+    seen = 0
+    for off in offsets:
+        row, col = _line_pixel(cx, cy, ux, uy, k, off)
+        v = _read(below, row, col)
+        if v == v:
+            step[seen] = v
+            out += (col - cx) * ux + (row - cy) * uy  # the pixel's own distance out
+            seen += 1
+            if v > top:
+                top = v
+    return seen, out, top
+
+
 @nb.njit(cache=True, error_model="numpy")
 def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
     """Radians: how far the normal of the surface the pad's lower edge meets at contact
@@ -251,18 +271,7 @@ def _below_lean(below, cx, cy, ux, uy, offsets, n_px, m, reach_m, ledge_rad):
     k_n = 0
     step = np.empty(offsets.size)
     for k in range(1, n + 1):
-        top = -np.inf
-        out = 0.0
-        seen = 0
-        for off in offsets:
-            row, col = _line_pixel(cx, cy, ux, uy, k, off)
-            v = _read(below, row, col)
-            if v == v:
-                step[seen] = v
-                out += (col - cx) * ux + (row - cy) * uy  # the pixel's own distance out
-                seen += 1
-                if v > top:
-                    top = v
+        seen, out, top = _step_reads(below, cx, cy, ux, uy, offsets, k, step)
         if top == -np.inf:
             break  # the footprint ends: what lies beyond is no part of this side
         if top > reach_m:
@@ -300,13 +309,7 @@ def _level_beyond(below, cx, cy, ux, uy, offsets, n_px, reach_m):
     step = np.empty(offsets.size)
     k_n = 0
     for k in range(1, n + 1):
-        seen = 0
-        for off in offsets:
-            row, col = _line_pixel(cx, cy, ux, uy, k, off)
-            v = _read(below, row, col)
-            if v == v:
-                step[seen] = v
-                seen += 1
+        seen = _step_reads(below, cx, cy, ux, uy, offsets, k, step)[0]
         if seen > 0:
             meds[k_n] = _median(step, seen)
             k_n += 1
