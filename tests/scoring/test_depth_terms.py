@@ -552,7 +552,8 @@ def test_a_surface_level_with_the_fingertips_under_the_whole_finger_is_no_side(
     thickness and margin, 16 px here) and stays within 4 mm of the fingertips' plane there,
     the finger's lower end comes down on it and the pad's face squeezes no side (the lying
     cans wider than the stroke that the Franka hand's and the 2F-85's pads met on the
-    slant: the jaw closed on nothing or rolled them, 0 held of 28): tilt 90°, score 0."""
+    slant: the jaw closed on nothing or rolled them, 0 held of 28 on the rubber Franka
+    hand): tilt 90°, score 0."""
     box, foot, below = _sloping_on(lean_deg, 0.001, beyond_px)
     sc = score_candidates(box, *across_box(), PROJ, jaw=JAW,
                           depth=DepthView(heights(box, 0.02), M, footprint=foot,
