@@ -33,7 +33,8 @@ from benchmarks.bench_cell import ABLATIONS, auc, depth_factor, kind_of
 Rows = tuple[tuple[str, Callable[[dict], float]], ...]
 
 # a candidate that collided or missed has no depth terms logged; its Tan score is 0 anyway
-NEUTRAL = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0}
+NEUTRAL = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0,
+           "score_palm": 1.0}
 
 
 def graspline_without(feature: str) -> Callable[[dict], float]:
@@ -44,11 +45,12 @@ def graspline_without(feature: str) -> Callable[[dict], float]:
 
 # each term taken out of graspline's full score; the first row is the full score
 LEAVE_ONE_OUT: Rows = (
-    *((name, f) for name, f in ABLATIONS if name in ("graspline (all four)", "graspline - R_r")),
+    *((name, f) for name, f in ABLATIONS if name in ("graspline (every term)", "graspline - R_r")),
     ("graspline - finger bodies", graspline_without("body_collision")),
     ("graspline - contact height", graspline_without("score_contact")),
     ("graspline - torque about the grasp axis", graspline_without("score_torque")),
     ("graspline - contact tilt", graspline_without("score_tilt")),
+    ("graspline - palm graze", graspline_without("score_palm")),
 )
 
 

@@ -308,8 +308,10 @@ def tan_without_r_r(f: dict) -> float:
 
 
 def depth_factor(f: dict) -> float:
-    """The depth terms' product, 0 on a finger-body collision."""
-    return (1 - f["body_collision"]) * f["score_contact"] * f["score_torque"] * f["score_tilt"]
+    """The depth terms' product, 0 on a finger-body collision (the palm factor 1 where a log
+    from before it, 2026-12-06, has none: no graze was marked down then)."""
+    return (1 - f["body_collision"]) * f["score_contact"] * f["score_torque"] * f["score_tilt"] \
+        * f.get("score_palm", 1.0)
 
 
 ABLATIONS = (
@@ -319,7 +321,9 @@ ABLATIONS = (
     ("+ contact height", lambda f: f["tan_score"] * f["score_contact"]),
     ("+ torque about the grasp axis", lambda f: f["tan_score"] * f["score_torque"]),
     ("+ contact tilt (lean above the widest point)", lambda f: f["tan_score"] * f["score_tilt"]),
-    ("graspline (all four)", lambda f: f["tan_score"] * depth_factor(f)),
+    ("+ palm graze (a wide palm over a seen outline)",
+     lambda f: f["tan_score"] * f.get("score_palm", 1.0)),
+    ("graspline (every term)", lambda f: f["tan_score"] * depth_factor(f)),
     ("graspline - R_r", lambda f: tan_without_r_r(f) * depth_factor(f)),
 )
 
@@ -445,7 +449,8 @@ def ablation_table(recs) -> None:
           f"level 0.8-1 success | trials at 0.8-1 |")
     print("|---|---|---|---|---|")
     # a candidate that collided or missed has no depth terms; its Tan score is 0 anyway
-    neutral = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0}
+    neutral = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0,
+               "score_palm": 1.0}
     for name, f in ABLATIONS:
         s = np.array([f({**neutral, **r.features}) for r in graded])
         lo, hi = clustered_bootstrap(s, ok, kinds)

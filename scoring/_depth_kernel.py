@@ -452,14 +452,14 @@ def _torque_ratio(prm, lever_m, height_m, band_l_m, band_r_m):
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
 def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, width,
-         offsets, across, along, lines, prm, palm_hit, xs, zs):
-    """The depth terms of one candidate (see depth_terms_kernel): body, contact height,
-    tilt, section, lever, torque ratio, and the contact, torque and tilt factors and their
-    product."""
+         offsets, across, along, lines, prm, palm, xs, zs):
+    """The depth terms of one candidate (see depth_terms_kernel; palm its wide palm's
+    factor, 1 without one): body, contact height, tilt, section, lever, torque ratio, and
+    the contact, torque, tilt and palm factors and their product."""
     half_r = prm[Q_HALF_R]
     m = prm[Q_M_PER_PX]
     c, s = np.cos(theta), np.sin(theta)
-    body = palm_hit or _bodies_land(image, height, x, y, c, s, offsets, across, along, half_r,
+    body = palm == 0.0 or _bodies_land(image, height, x, y, c, s, offsets, across, along, half_r,
                                    prm[Q_PALM_M])
     h = np.nan
     u_l = u_r = np.nan  # the undercut beyond the left and the right contact, px
@@ -524,15 +524,16 @@ def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, w
     s_t = _clip01(1.0 - ratio)
     if not np.isfinite(s_t):
         s_t = 1.0  # no contact height or lever known: no torque term
-    factor = 0.0 if body else s_c * s_t * s_tilt
-    return body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, factor
+    s_palm = palm if palm > 0.0 else 1.0  # a palm that lands is the body term's
+    factor = 0.0 if body else s_c * s_t * s_tilt * s_palm
+    return body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, s_palm, factor
 
 
 @nb.njit(cache=True, parallel=True, error_model="numpy")
 def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, lrow, rcol,
                        rrow, width, offsets, across, along, lines, prm, palm, scratch, tan,
                        out_body, out_h, out_tilt, out_section, out_lever, out_ratio, out_sc,
-                       out_st, out_stilt, out_score):
+                       out_st, out_stilt, out_spalm, out_score):
     """The depth terms of candidates idx (indices into every per-candidate array).
 
     image : (H, W) uint8, anything the fingers meet; height : (H, W) float32 metres above the
@@ -542,11 +543,12 @@ def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, l
     primary contacts' pixels (NaN: none); width : float32 px between the contacts; offsets :
     (n,) float64 grasp-line offsets px; across (int64 line indices) x along (float64 px
     beyond the open finger) : the finger bodies' samples; lines : the offsets the tilt profile
-    averages; prm : the Q_* parameters; palm : (len(idx),) bool, a wide palm's hits
-    (palm_hits_kernel) in idx's order, or empty; scratch : (chunks, 2, >= int(prm[Q_PROFILE_PX])
+    averages; prm : the Q_* parameters; palm : (len(idx),) float64, a wide palm's factor
+    (1 clear, 0 landing, between: grazing, _physical._wide_palm_factor) in idx's order, or
+    empty (no wide palm: 1); scratch : (chunks, 2, >= int(prm[Q_PROFILE_PX])
     + 1) float64, one row per chunk of candidates (prange runs over chunks); tan : float32 Tan's score. Writes at each index: out_body (bool: a body or
     the palm lands), the contact height, tilt, section and lever (metres, rad), the torque
-    ratio, the three factors and out_score = tan x their product (0 on a body collision), all
+    ratio, the four factors and out_score = tan x their product (0 on a body collision), all
     float32.
     """
     n = idx.shape[0]
@@ -557,11 +559,11 @@ def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, l
         zs_buf = scratch[ch, 1]
         for k in range(ch * chunk, min((ch + 1) * chunk, n)):
             i = idx[k]
-            body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, factor = _one(
+            body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, s_palm, factor = _one(
                 image, height, footprint, below, xs[i], ys[i], ts[i], float(lcol[i]),
                 float(lrow[i]),
                 float(rcol[i]), float(rrow[i]), float(width[i]), offsets, across, along, lines,
-                prm, wide and palm[k], xs_buf, zs_buf)
+                prm, palm[k] if wide else 1.0, xs_buf, zs_buf)
             out_body[i] = body
             out_h[i] = h
             out_tilt[i] = tilt
@@ -571,27 +573,36 @@ def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, l
             out_sc[i] = s_c
             out_st[i] = s_t
             out_stilt[i] = s_tilt
+            out_spalm[i] = s_palm
             # a product of two float32 values is exact in float64: one rounding, as numpy's
             out_score[i] = np.float32(float(tan[i]) * float(np.float32(factor)))
 
 
 @nb.njit(cache=True, parallel=True)
-def palm_hits_kernel(height, xs, ys, ts, along, across, palm_m, out):
-    """Per candidate: whether anything in the palm's footprint (offsets along the closing
-    direction and across it, pixels) stands more than palm_m above the fingertips."""
+def palm_factor_kernel(height, cols, rows, xs, ys, ts, half_len, half_wid, inner_len,
+                       inner_wid, palm_m, graze, out):
+    """Per candidate (xs, ys, ts: px, px, rad): the palm factor of a palm half_len along the
+    closing direction and half_wid across it (pixels) over pixels (cols, rows) standing more
+    than palm_m (metres) above the fingertips (the outline of everything that tall: a tall
+    region reaches into the rectangle only across its outline, or under the grasp's centre,
+    read in height): 0 where one lies inside the rectangle inner_len x inner_wid (it
+    lands), graze where one lies inside the palm only, 1 else. Every outline pixel is read:
+    a sampled rectangle misses a thin rim under its edge."""
     for k in nb.prange(xs.shape[0]):
         c, s = np.cos(ts[k]), np.sin(ts[k])
-        hit = False
-        for a in across:
-            bx = xs[k] - a * s
-            by = ys[k] + a * c
-            for j in along:
-                col = int(np.floor(bx + j * c + 0.5))
-                row = int(np.floor(by + j * s + 0.5))
-                if 0 <= row < height.shape[0] and 0 <= col < height.shape[1]:
-                    if height[row, col] > palm_m:  # NaN compares False
-                        hit = True
-                        break
-            if hit:
+        f = 1.0
+        row = int(np.floor(ys[k] + 0.5))
+        col = int(np.floor(xs[k] + 0.5))
+        if 0 <= row < height.shape[0] and 0 <= col < height.shape[1] \
+                and height[row, col] > palm_m:  # NaN compares False
+            f = 0.0
+        for i in range(cols.shape[0]):
+            if f == 0.0:
                 break
-        out[k] = hit
+            dx = cols[i] - xs[k]
+            dy = rows[i] - ys[k]
+            a = abs(dx * c + dy * s)
+            b = abs(dy * c - dx * s)
+            if a <= half_len and b <= half_wid:
+                f = 0.0 if (a <= inner_len and b <= inner_wid) else graze
+        out[k] = f

@@ -269,29 +269,53 @@ def test_jaw_limits_refuse_a_finger_length_that_is_not_a_positive_number(bad):
         dataclasses.replace(JAW, finger_length_m=bad)
 
 
-@pytest.mark.parametrize("edge_px, height_m, palm_width_m, blocked", [
-    (19, 0.08, 0.05, True),        # 6 mm under a 50 mm palm (half 25 mm): it lands
-    (30, 0.08, 0.05, False),       # a gap wider than the palm: it passes beside
-    (24, 0.08, 0.05, False),       # 1 mm under it: within the outline's bias, a graze
-    (19, 0.03, 0.05, False),       # lower than the 60 mm fingers: the palm stays above it
-    (19, 0.08, math.nan, False),   # no palm width: the palm is the fingers' band, clear
+@pytest.mark.parametrize("edge_px, height_m, palm_width_m, palm_factor", [
+    (19, 0.08, 0.05, 0.0),         # 6 mm under a 50 mm palm (half 25 mm): it lands
+    (30, 0.08, 0.05, 1.0),         # a gap wider than the palm: it passes beside
+    (24, 0.08, 0.05, 0.5),         # 1 mm under it, within the outline's bias: a graze
+    (26, 0.08, 0.05, 1.0),         # 1 mm beside it: clear
+    (19, 0.03, 0.05, 1.0),         # lower than the 60 mm fingers: the palm stays above it
+    (19, 0.08, math.nan, 1.0),     # no palm width: the palm is the fingers' band, clear
 ])
 def test_a_palm_wider_than_the_fingers_lands_on_a_tall_neighbour_beside_them(
-        edge_px, height_m, palm_width_m, blocked):
+        edge_px, height_m, palm_width_m, palm_factor):
     """A 20 px bar grasped across (fingers 22 px wide, centred on it) beside a neighbour
     standing height_m above the fingertips whose near edge is edge_px from the grasp's
     centre line, outside the fingers' band: a palm wider than the fingers lands on it when
     it is taller than the fingers are long and under the palm by more than the silhouette's
-    outline bias (a lying mug's body beside a grasp on its handle)."""
+    outline bias (a lying mug's body beside a grasp on its handle), and may land on it when
+    it is under the palm by less: a graze halves the score (16 of 31 such grasps held)."""
     bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
     neighbour = rectangle(SHAPE, (150.0 + edge_px + 15.0, 110.0), 30, 100)
     image = bar | neighbour
     h = np.where(neighbour, height_m, np.where(bar, 0.02, np.nan)).astype(np.float32)
     jaw = dataclasses.replace(JAW, palm_width_m=palm_width_m)
     sc = score_candidates(image, *across_box(), PROJ, target=bar, jaw=jaw, depth=DepthView(h, M))
+    clear = score_candidates(image, *across_box(), PROJ, target=bar,
+                             jaw=dataclasses.replace(JAW, palm_width_m=math.nan),
+                             depth=DepthView(h, M))
     assert sc.tan_score[0] > 0.9
-    assert bool(sc.body_collision[0]) is blocked, (edge_px, height_m, palm_width_m)
-    assert bool(sc.score[0] == 0.0) is blocked
+    assert bool(sc.body_collision[0]) is (palm_factor == 0.0), (edge_px, height_m, palm_width_m)
+    assert float(sc.score_palm[0]) == (1.0 if palm_factor == 0.0 else palm_factor)
+    assert float(sc.score[0]) == pytest.approx(palm_factor * float(clear.score[0]), abs=1e-6)
+
+
+@pytest.mark.parametrize("edge_px, palm_factor", [(24, 0.5), (22, 0.0), (27, 1.0)])
+def test_a_thin_rim_under_the_palms_edge_is_read_wherever_it_lies(edge_px, palm_factor):
+    """A neighbour's rim one pixel wide (a mug's wall seen from above), 80 mm above the
+    fingertips, edge_px from the grasp's centre line beside a 50 mm palm (25 px each way):
+    1 px under the palm's side it is a graze, 3 px under it (more than the outline's 2.5 mm
+    bias) it lands, 2 px beside it it is clear. Every pixel of the palm is read: a rim
+    between a sampled grid's lines is no less under the palm."""
+    bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
+    rim = rectangle(SHAPE, (150.0 + edge_px, 110.0), 1, 100)
+    image = bar | rim
+    h = np.where(rim, 0.08, np.where(bar, 0.02, np.nan)).astype(np.float32)
+    jaw = dataclasses.replace(JAW, palm_width_m=0.05)
+    sc = score_candidates(image, *across_box(), PROJ, target=bar, jaw=jaw, depth=DepthView(h, M))
+    assert sc.tan_score[0] > 0.9
+    assert bool(sc.body_collision[0]) is (palm_factor == 0.0), edge_px
+    assert float(sc.score_palm[0]) == (1.0 if palm_factor == 0.0 else palm_factor), edge_px
 
 
 def test_a_palm_width_that_is_not_positive_is_refused_by_name():
@@ -301,8 +325,8 @@ def test_a_palm_width_that_is_not_positive_is_refused_by_name():
 
 def test_a_palm_longer_than_the_open_fingers_lands_on_a_tall_neighbour_beyond_them():
     """A neighbour 80 mm tall just beyond a finger's back (along the closing direction,
-    outside the finger bodies' band) is under a 140 mm palm (70 mm each way, less the outline
-    bias) but not under the default palm, the open fingers with their bodies."""
+    outside the finger bodies' band) is under a 140 mm palm (70 mm each way) but not under a
+    120 mm one or the default palm, the open fingers with their bodies."""
     bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
     neighbour = rectangle(SHAPE, (150.0, 172.0 + 15.0), 20, 30)   # near edge 62 px out
     image = bar | neighbour
