@@ -230,6 +230,18 @@ class DepthView:
             else np.ascontiguousarray(self.footprint_height_m, np.float32)
 
     @cached_property
+    def _outlines(self) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+        """tall_outline's answers by threshold, filled as asked."""
+        return {}
+
+    def tall_outline(self, palm_m: float) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, rows) of the outline of whatever stands more than palm_m (metres) above
+        the fingertips (``tall_outline``), made once per view and threshold."""
+        if palm_m not in self._outlines:
+            self._outlines[palm_m] = tall_outline(self.height32, palm_m)
+        return self._outlines[palm_m]
+
+    @cached_property
     def max_height_m(self) -> float:
         """The highest surface seen (metres above the fingertips); -inf where none is."""
         h = self.height32[np.isfinite(self.height32)]
@@ -367,7 +379,8 @@ def _wide_palm_factor(jaw: JawLimits, view: DepthView, x: np.ndarray, y: np.ndar
         half_len = half_r + body_px if math.isnan(jaw.palm_length_m) else \
             max((0.5 * jaw.palm_length_m - bias_m) / m, half_r)
         halves += [half_len, max((0.5 * jaw.palm_width_m - bias_m) / m, band)]
-    return palm_factor(view.height32, x, y, theta, *halves, palm_m)
+    return palm_factor(view.height32, x, y, theta, *halves, palm_m,
+                       outline=view.tall_outline(palm_m))
 
 
 @functools.lru_cache(maxsize=64)
@@ -460,14 +473,16 @@ def tall_outline(height: np.ndarray, palm_m: float) -> tuple[np.ndarray, np.ndar
 
 def palm_factor(height: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
                 half_length_px: float, half_width_px: float, inner_length_px: float,
-                inner_width_px: float, palm_m: float) -> np.ndarray:
+                inner_width_px: float, palm_m: float,
+                outline: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """(N,) float64: the palm factor of candidates (x, y, θ) whose palm is a rectangle
     half_length_px along the closing direction and half_width_px across it each way from
     the centre: 0 where anything more than palm_m (metres) above the fingertips (heights in
     metres, NaN unseen) lies inside the inner rectangle (inner_length_px x inner_width_px),
-    PALM_GRAZE_FACTOR where it lies inside the palm only, 1 else; every pixel read."""
+    PALM_GRAZE_FACTOR where it lies inside the palm only, 1 else; every pixel read. outline:
+    tall_outline(height, palm_m) when the caller holds it already."""
     h = np.ascontiguousarray(height, np.float32)
-    cols, rows = tall_outline(h, palm_m)
+    cols, rows = tall_outline(h, palm_m) if outline is None else outline
     out = np.ones(len(x))
     DK.palm_factor_kernel(h, cols, rows, np.asarray(x, np.float64), np.asarray(y, np.float64),
                           np.asarray(theta, np.float64), float(half_length_px),
