@@ -56,6 +56,13 @@ def bench_silhouette() -> np.ndarray:
             | ring(shape, (340, 350), 44, 30))
 
 
+def bench_tall(sil: np.ndarray) -> np.ndarray:
+    """(480, 640) bool: the ring and the upright ellipse of bench_silhouette, the objects
+    the palm benchmark stands 80 mm tall."""
+    shape = sil.shape
+    return (ring(shape, (340, 350), 44, 30) | ellipse(shape, (580, 330), 25, 40)) & (sil != 0)
+
+
 def bench_candidates(sil: np.ndarray, n: int, grow_px: float, seed: int = 0) -> tuple:
     """n candidates spread evenly over the objects, uniform in each grown bounding box."""
     n_obj, _, stats, _ = cv2.connectedComponentsWithStats(sil, connectivity=8)
@@ -131,7 +138,8 @@ KERNEL_FIGURES = (("mix1", "mix, 1 thread"), ("mixn", "mix, {n} threads"),
                   ("ev1", "evaluated only, 1 thread"), ("evn", "evaluated only, {n} threads"),
                   ("tan_n", "mix, tan2024, {n} threads"),
                   ("deep_n", "mix, graspline (depth terms), {n} threads"),
-                  ("deep_ev", "evaluated only, graspline (depth terms), {n} threads"))
+                  ("deep_ev", "evaluated only, graspline (depth terms), {n} threads"),
+                  ("palm_n", "mix, graspline with a wide palm by tall neighbours, {n} threads"))
 
 
 def timing(fn, n_items: int, repeats: int) -> Timing:
@@ -177,6 +185,16 @@ def measure(args: argparse.Namespace) -> Figures:
     # issue 24's second figure: fully evaluated candidates with the depth terms
     tm["deep_ev"] = timing(lambda: score_candidates(prep, xe, ye, te, proj, **deep), xe.size,
                            args.repeats)
+    # a palm wider than the fingers (the Franka hand's, 204 x 63 mm) over a scene where two
+    # objects stand 80 mm tall, higher than the 60 mm fingers: its own check runs
+    tall = bench_tall(sil)
+    palm_view = DepthView(np.where(sil != 0, np.where(tall, 0.08, 0.02), np.nan).astype(np.float32),
+                          0.001, (320.0, 240.0), 0.3, sil != 0)
+    palm = dict(jaw=JawLimits(finger_thickness_m=0.014, palm_width_m=0.063, palm_length_m=0.204),
+                depth=palm_view)
+    score_candidates(prep, x[:8], y[:8], t[:8], proj, **palm)  # compile
+    tm["palm_n"] = timing(lambda: score_candidates(prep, x, y, t, proj, **palm), x.size,
+                          args.repeats)
 
     n_ref = min(args.reference, x.size)
     tm["ref"] = timing(lambda: [reference_score(sil, x[k], y[k], t[k], proj) for k in range(n_ref)],
@@ -220,6 +238,9 @@ def print_table(fig: Figures, args: argparse.Namespace) -> None:
         *_against_tan(f"mix, graspline (depth terms), {all_cores} threads", deep_n, tan_n),
         *_against_tan(f"evaluated only, graspline (depth terms), {all_cores} threads", deep_ev,
                       evn),
+        *([] if "palm_n" not in r else _against_tan(
+            f"mix, graspline with a 204 x 63 mm palm by 80 mm neighbours, {all_cores} threads",
+            r["palm_n"], tan_n)),
         ("prepare silhouette (blur, normals), median / p99",
          f"{np.median(prep_ms):.2f} / {np.percentile(prep_ms, 99):.2f}", "ms", "-", "-"),
         ("first call (compile or cache load), longest", f"{max(fig.compile_s):.2f}", "s", "-", "-"),
