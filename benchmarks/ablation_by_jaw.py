@@ -27,14 +27,12 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks.bench_cell import ABLATIONS, auc, depth_factor, kind_of
+from benchmarks.bench_cell import ABLATIONS, DEPTH_NEUTRAL, auc, depth_factor, kind_of
 
 # (row name, score from a trial's logged features), the first row the one others pair against
 Rows = tuple[tuple[str, Callable[[dict], float]], ...]
 
-# a candidate that collided or missed has no depth terms logged; its Tan score is 0 anyway
-NEUTRAL = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0,
-           "score_palm": 1.0}
+NEUTRAL = DEPTH_NEUTRAL  # the depth terms of a candidate that collided or missed
 
 
 def graspline_without(feature: str) -> Callable[[dict], float]:

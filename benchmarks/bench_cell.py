@@ -307,6 +307,11 @@ def tan_without_r_r(f: dict) -> float:
     return 0.9 * lo + 0.1 * (sum(s) - lo) / 2.0
 
 
+# a candidate that collided or missed has no depth terms logged; its Tan score is 0 anyway
+DEPTH_NEUTRAL = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0,
+                 "score_tilt": 1.0, "score_palm": 1.0}
+
+
 def depth_factor(f: dict) -> float:
     """The depth terms' product, 0 on a finger-body collision (the palm factor 1 where a log
     from before it, 2026-12-06, has none: no graze was marked down then)."""
@@ -448,11 +453,8 @@ def ablation_table(recs) -> None:
     print(f"\n| measure ({len(graded)} graded trials) | AUC | 95 % interval by kind | "
           f"level 0.8-1 success | trials at 0.8-1 |")
     print("|---|---|---|---|---|")
-    # a candidate that collided or missed has no depth terms; its Tan score is 0 anyway
-    neutral = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0, "score_tilt": 1.0,
-               "score_palm": 1.0}
     for name, f in ABLATIONS:
-        s = np.array([f({**neutral, **r.features}) for r in graded])
+        s = np.array([f({**DEPTH_NEUTRAL, **r.features}) for r in graded])
         lo, hi = clustered_bootstrap(s, ok, kinds)
         top = s >= 0.8
         print(f"| {name} | {auc(s, ok):.3f} | {lo:.3f}-{hi:.3f} | "
