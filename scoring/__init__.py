@@ -18,9 +18,9 @@ from ._graspdb import (SCHEMA_SQL, SCHEMA_VERSION, GraspDatabase, GraspDatabaseE
                        GraspTable, ObjectShape, from_blob, to_blob)
 from ._measure import (MEASURES, PreparedSilhouette, drop_off_target, grasp_region_profile,
                        prepare_silhouette, score_candidates)
-from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, contact_full_m,
-                        mean_patch_radius_m, narrowest_width_m, physical_terms,
-                        why_not_holdable)
+from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, SideArc,
+                        contact_arcs, contact_full_m, mean_patch_radius_m, narrowest_width_m,
+                        physical_terms, why_not_holdable)
 from ._search import SAMPLERS, GraspSet, SearchParams, non_max_suppression, search_grasps
 from ._antipodal import AntipodalPairs, antipodal_candidates
 from ._normals import contact_normal, disc_weights, normal_field
@@ -41,12 +41,14 @@ __all__ = [
     "from_blob",
     "to_blob",
     "DepthParams",
+    "contact_arcs",
     "contact_full_m",
     "DepthView",
     "GraspSet",
     "JawLimits",
     "MEASURES",
     "PhysicalTerms",
+    "SideArc",
     "drop_off_target",
     "narrowest_width_m",
     "mean_patch_radius_m",

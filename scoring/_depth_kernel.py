@@ -148,20 +148,17 @@ def _grid_inside(rows, cols, cx, cy, ux, uy, n, off_lo, off_hi):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
-    """Radians: how far the normal of the side met at contact (cx, cy) leans out of the
-    horizontal, from the heights (metres above the fingertips' plane) seen inwards along
-    (ux, uy) for up to n_px pixels, each distance's heights averaged over the grasp lines
-    (offsets across the finger, pixels, ascending; one line's depth is too noisy). Where
-    every sample lies in the image (_grid_inside) the reads skip their bounds tests. A
-    circular arc through the contact whose centre lies a inwards and t under the plane rises as
-    z(x) = sqrt(t² + 2 a x - x²) - t, so 2 a x - 2 t z = x² + z²: (a, t) is its
-    least-squares fit (any radius: a lying can's section or a banana's rounded corner), and
-    the normal at the contact leans by atan(t / a). 0 when t <= 0 (a wall: the fit puts the
-    centre above the plane; or a pinch at or under the widest point); NaN with fewer than 3
-    distances seen, a centre not inwards, or an arc further than tol_px (RMS) from the
-    heights: not a rounded side. xs, zs : scratch of at least int(n_px) entries (the
-    samples, for the fit's error)."""
+def _arc_fit(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
+    """(a, t), pixels: the circular arc through contact (cx, cy) fitted to the heights
+    (metres above the fingertips' plane) seen inwards along (ux, uy) for up to n_px pixels,
+    each distance's heights averaged over the grasp lines (offsets across the finger,
+    pixels, ascending; one line's depth is too noisy). Where every sample lies in the image
+    (_grid_inside) the reads skip their bounds tests. An arc whose centre lies a inwards and
+    t under the plane rises as z(x) = sqrt(t² + 2 a x - x²) - t, so 2 a x - 2 t z = x² + z²:
+    (a, t) is its least-squares fit (any radius: a lying can's section or a banana's rounded
+    corner). (NaN, NaN) with fewer than 3 distances seen, a centre not inwards, or an arc
+    further than tol_px (RMS) from the heights: not a rounded side. xs, zs : scratch of at
+    least int(n_px) entries (the samples, for the fit's error)."""
     n = int(n_px)
     sxx = sxz = szz = bx = bz = 0.0
     k_n = 0
@@ -196,21 +193,33 @@ def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
         bx += x * (x * x + z * z)
         bz += z * (x * x + z * z)
     if k_n < 3:
-        return np.nan
+        return np.nan, np.nan
     # normal equations of [2x, -2z] (a, t) = x² + z²
     det = sxx * szz - sxz * sxz
     if det <= 1e-12:
-        return np.nan
+        return np.nan, np.nan
     a = (szz * bx - sxz * bz) / (2.0 * det)
     t = (sxz * bx - sxx * bz) / (2.0 * det)
     if not a > 0.0:
-        return np.nan
+        return np.nan, np.nan
     err = 0.0
     for i in range(k_n):
         q = t * t + 2.0 * a * xs[i] - xs[i] * xs[i]
         d = zs[i] - (np.sqrt(max(q, 0.0)) - t)
         err += d * d
     if np.sqrt(err / k_n) > tol_px:
+        return np.nan, np.nan
+    return a, t
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _side_lean(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs):
+    """Radians: how far the normal of the side met at contact (cx, cy) leans out of the
+    horizontal, from the arc _arc_fit fits to its heights (arguments as there): atan(t / a).
+    0 when t <= 0 (a wall: the fit puts the centre above the plane; or a pinch at or under
+    the widest point); NaN where the heights are no arc (not a rounded side)."""
+    a, t = _arc_fit(height, cx, cy, ux, uy, offsets, n_px, tol_px, m, xs, zs)
+    if not t == t:
         return np.nan
     return np.arctan2(t, a) if t > 0.0 else 0.0
 

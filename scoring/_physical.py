@@ -60,6 +60,7 @@ from . import _depth_kernel as DK
 from ._checks import check_coordinates, check_positive, check_silhouette
 from ._depth_kernel import BODY_STEP_PX
 from ._kernel import chunk_count
+from ._types import GripperProjection
 
 G = 9.81  # m/s²
 # the depth silhouette's outline runs up to two camera pixels (about 2.5 mm at 0.7 m) wide of
@@ -441,6 +442,42 @@ def _kernel_params(jaw: JawLimits, view: DepthView, params: DepthParams, half_r:
     prm[DK.Q_LEDGE_RAD] = LEDGE_LEAN_RAD
     prm[DK.Q_BAND_TOL_PX] = params.band_tol_px
     return prm
+
+
+@dataclass(frozen=True)
+class SideArc:
+    """The circular arc the tilt term fits to a side's seen heights inwards of a contact
+    (``_depth_kernel._arc_fit``), metres: its centre inward_m inwards of the contact and
+    centre_above_m above the fingertips' plane (negative under it: the pads' lower edges
+    above the widest section). Both NaN where the heights are no arc (too few seen, or
+    further than TILT_FIT_TOL_M from one). A wall's heights fit an arc as short as the
+    camera's blur of its edge: its centre sits high over the plane for its inward_m."""
+
+    inward_m: float
+    centre_above_m: float
+
+
+def contact_arcs(view: DepthView, projection: GripperProjection, contact_left: np.ndarray,
+                 contact_right: np.ndarray, theta_rad: float,
+                 width_px: float) -> tuple[SideArc, SideArc]:
+    """The arcs fitted to the heights inwards of one grasp's left and right contacts
+    ((column, row) pixels of view, the closing direction at theta_rad, width_px between
+    the contacts), read as the tilt term reads them: TILT_PROFILE_M deep at most, never past
+    the grasp's middle, averaged across the finger (projection: the GripperProjection the
+    grasp was scored with)."""
+    m = view.metres_per_px
+    _, _, lines = _sample_lines(tuple(projection.line_offsets_px()), 1.0)
+    n = min(TILT_PROFILE_M / m, 0.5 * float(width_px))
+    buf = np.empty((2, int(TILT_PROFILE_M / m) + 2), np.float64)
+    c, s = math.cos(theta_rad), math.sin(theta_rad)
+    arcs = []
+    for (col, row), (ux, uy) in ((contact_left, (c, s)), (contact_right, (-c, -s))):
+        a = t = math.nan
+        if math.isfinite(col) and math.isfinite(row) and n >= 1:
+            a, t = DK._arc_fit(view.height32, float(col), float(row), ux, uy, lines, n,
+                               TILT_FIT_TOL_M / m, m, buf[0], buf[1])
+        arcs.append(SideArc(a * m, -t * m))
+    return arcs[0], arcs[1]
 
 
 def mean_patch_radius_m(height_m: np.ndarray, width_m: float) -> np.ndarray:

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from drivers.camera import RGBDFrame
-from scoring import DepthParams, Scores, SearchParams, score_candidates, search_grasps
+from scoring import (DepthParams, Scores, SearchParams, SideArc, contact_arcs, score_candidates,
+                     search_grasps)
 from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_width, touching
 
 from .._cellfile import CellConfig
@@ -29,14 +30,38 @@ DEEPER_SEARCH_BELOW = TOP_LEVEL_SCORE
 # scores high, yet it may be a pinch above a lying bottle's axis that the deeper search
 # would take at its widest section (docs/scoring.md, "Contact height")
 DEEPER_SEARCH_CONTACT_M = DepthParams().full_contact_m
+# ... or when its pads end at a rounded side's widest section with less margin under it than
+# WIDEST_MARGIN_M (the arc fitted to the side's seen heights, scoring.contact_arcs, centred
+# less than this above the fingertips, or under them). The pads' lower edges at the widest
+# section hold; 4-6 mm above it they press the section down and in, and taped pads let go
+# (docs/scoring.md, "The lying banana"); the camera places that centre about 3 mm low of
+# where the pads meet it (the Franka hand's bananas: read 0-1 mm under, met 1.5-3.5 mm
+# above), so a pinch read at the widest has no margin. The deeper search pinches the
+# section with the pads' faces, and its best grasp is taken when it scores within
+# DEEPER_PREFERRED_WITHIN of the first's.
+WIDEST_MARGIN_M = 0.004
+DEEPER_PREFERRED_WITHIN = 0.05
+# a wall's heights fit an arc too, as short as the camera's blur of its edge and centred high
+# over the plane for its length (seen 20-40° from the contact; a rounded side's 0-13°)
+ROUNDED_ARC_RAD = math.radians(15.0)
 
 
-def deeper_search_wanted(score: float, contact_height_m: float) -> bool:
+def deeper_search_wanted(score: float, contact_height_m: float, at_widest: bool = False) -> bool:
     """Whether a second, deeper search should follow a first whose best grasp scores this
-    with its pads meeting contact_height_m (metres; NaN: not measured, as for Tan's measure)."""
-    if score < DEEPER_SEARCH_BELOW:
+    with its pads meeting contact_height_m (metres; NaN: not measured, as for Tan's measure)
+    and, with at_widest, ending at a rounded side's widest section (pinched_at_widest)."""
+    if score < DEEPER_SEARCH_BELOW or at_widest:
         return True
     return bool(contact_height_m < DEEPER_SEARCH_CONTACT_M)  # False for NaN
+
+
+def pinched_at_widest(arcs: tuple[SideArc, SideArc]) -> bool:
+    """Whether either side a grasp's pads meet is rounded (its arc centred within
+    ROUNDED_ARC_RAD of the fingertips' plane, seen from the contact) with its centre less than
+    WIDEST_MARGIN_M above the fingertips: the pads' lower edges at or above its widest
+    section (scoring.contact_arcs)."""
+    return any(math.isfinite(a.centre_above_m) and a.centre_above_m < WIDEST_MARGIN_M
+               and math.atan2(a.centre_above_m, a.inward_m) < ROUNDED_ARC_RAD for a in arcs)
 
 
 log = logging.getLogger("graspline.loop")
@@ -137,12 +162,13 @@ class ImageSearch:
         when it has no silhouette or grasp; a string saying why when the jaw cannot hold it
         at all (at the first depth: a deeper section too wide for the stroke only leaves the
         shallower grasps). A deeper search runs only while the best grasp so far scores under
-        DEEPER_SEARCH_BELOW or meets less than DEEPER_SEARCH_CONTACT_M of the object's side
-        (deeper_search_wanted)."""
-        best, seen, projected = None, [], None
+        DEEPER_SEARCH_BELOW, meets less than DEEPER_SEARCH_CONTACT_M of the object's side, or
+        pinches a rounded side at its widest section (deeper_search_wanted; then the deeper
+        grasp is taken when it scores within DEEPER_PREFERRED_WITHIN of that one)."""
+        best, seen, projected, widest = None, [], None, False
         for k, insertion in enumerate(self.insertions()):
             if best is not None and not deeper_search_wanted(
-                    best[0], float(best[2].scores.contact_height_m[best[3]])):
+                    best[0], float(best[2].scores.contact_height_m[best[3]]), widest):
                 break  # a top-level grasp already: a deeper one could gain little (docs/figures.md)
             with clock.stage("silhouette"):
                 try:
@@ -169,9 +195,29 @@ class ImageSearch:
             if len(found) == 0:
                 continue
             j = self._first_untried(sil, found)
-            if j is not None and (best is None or float(found.scores.score[j]) > best[0]):
-                best = (float(found.scores.score[j]), sil, found, j, kw)
+            if j is None:
+                continue
+            score = float(found.scores.score[j])
+            if best is None or score > best[0] or (
+                    widest and score >= best[0] - DEEPER_PREFERRED_WITHIN):
+                if best is not None and score <= best[0]:
+                    log.info("object %d: the grasp %.0f mm past the top pinched the widest "
+                             "section (%.3f); the one %.0f mm past it taken (%.3f)", i,
+                             best[1].insertion_depth_m * 1e3, best[0],
+                             sil.insertion_depth_m * 1e3, score)
+                best = (score, sil, found, j, kw)
+                widest = self._pinched_at_widest(found, j, kw)
         return self._proposal(best, i)
+
+    def _pinched_at_widest(self, found, j: int, kw: dict) -> bool:
+        """Whether grasp j of found meets a rounded side at its widest section with no margin
+        (pinched_at_widest; False without the depth terms)."""
+        if "depth" not in kw:
+            return False
+        sc = found.scores
+        return pinched_at_widest(contact_arcs(kw["depth"], self.projection, sc.contact_left[j],
+                                              sc.contact_right[j], float(found.theta[j]),
+                                              float(sc.width_px[j])))
 
     def _proposal(self, best, i: int) -> Proposal | None:
         """The proposal of (score, silhouette, candidates, index, the measure's keyword
