@@ -9,7 +9,8 @@ from numba.core.registry import CPUDispatcher
 from . import _antipodal, _depth_kernel, _kernel, _normals, _search
 
 _ENTRY_KERNELS = ((_kernel, ("score_kernel", "grpv_kernel")),
-                  (_depth_kernel, ("depth_terms_kernel",)), (_normals, ("_normal_field_kernel",)),
+                  (_depth_kernel, ("depth_terms_kernel", "_arc_fit")),
+                  (_normals, ("_normal_field_kernel",)),
                   (_search, ("_nms",)), (_antipodal, ("_pair_kernel",)))
 
 

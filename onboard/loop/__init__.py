@@ -39,7 +39,7 @@ from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, G
 from ._draws import LEVELS, LevelDraw, RankDraw, draw_across_levels, draw_rank_level
 from ._executor import Executor
 from ._image_search import (ImageSearch, ScoredPose, deeper_search_wanted, insertion_depths,
-                            nearest_mask)
+                            nearest_mask, pinched_at_widest)
 from ._loop import PickingLoop
 from ._planner import GRASP_SOURCES, OPTIONAL_SOURCES, SCENE_GOOD_ENOUGH, Planner, grasp_sources
 from ._promise import Promise, promise_order, promises
@@ -68,6 +68,7 @@ __all__ = [
     "DatabaseGraspView",
     "DatabaseSource",
     "deeper_search_wanted",
+    "pinched_at_widest",
     "draw_across_levels",
     "draw_rank_level",
     "Execution",

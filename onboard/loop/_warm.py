@@ -98,9 +98,9 @@ def _box_masks(frame: RGBDFrame) -> list[vision.ObjectMask]:
 
 
 def _search_object(source: ImageSearch, frame: RGBDFrame, masks: list, i: int) -> None:
-    """Object i's silhouettes and searches as ImageSearch.propose makes them, with a fixed
-    seed instead of the loop's random stream, the antipodal pairs, and the trial's overlay of
-    the top grasp."""
+    """Object i's silhouettes and searches as ImageSearch.propose makes them (the arcs at the
+    top grasp's contacts included), with a fixed seed instead of the loop's random stream,
+    the antipodal pairs, and the trial's overlay of the top grasp."""
     for insertion in source.insertions():
         try:
             sil = source.silhouette(frame, masks, i, insertion)
@@ -108,9 +108,12 @@ def _search_object(source: ImageSearch, frame: RGBDFrame, masks: list, i: int) -
             continue
         if not sil.target.any():
             continue
+        kw = source.measure_kw(frame, masks[i], sil)
         found = search_grasps(sil.image, source.projection, target=sil.target,
                               top_k=source.config.scoring.top_k, settings=source.search_params(),
-                              seed=0, **source.measure_kw(frame, masks[i], sil))
+                              seed=0, **kw)
+        if len(found):  # the arcs at the top grasp's contacts, as propose reads them
+            source._pinched_at_widest(found, 0, kw)
         # the other sampler's pairing kernel too: a cell may switch scoring.search between
         # cycles (PickingLoop.config), and its first cycle must not compile
         antipodal_candidates(sil.image, source.projection, target=sil.target, seed=0)

@@ -2,6 +2,7 @@
 loop must survive (it logs and carries on, or stops safely)."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -490,6 +491,68 @@ def test_a_top_level_grasp_on_a_shallow_contact_still_searches_deeper():
     assert deeper_search_wanted(0.97, 0.008)
     assert not deeper_search_wanted(0.97, 0.012)
     assert not deeper_search_wanted(0.97, float("nan"))
+
+
+def _lying_banana_cell(tmp_path, seed: int, pad_friction: float):
+    """A cell whose table holds one built-in banana (36 mm round section, lying), Tan's
+    planning loop on it (_with_search), its pads' friction pad_friction."""
+    import dataclasses
+
+    from onboard import sim_cell_file
+
+    f = sim_cell_file(seed=seed, log_dir=str(tmp_path), pad_friction=pad_friction)
+    c = small_cell(seed, tmp_path, width_px=640, sim=f.sim, gripper=f.gripper)
+    sim = c.devices.truth
+    sim.settings = dataclasses.replace(sim.settings, builtin=("banana",), random_primitives=(),
+                                       objects_per_table=(1, 1))
+    sim.new_table()
+    _with_search(c)
+    return c
+
+
+def test_a_pinch_read_at_a_lying_bananas_widest_section_takes_the_deeper_grasp(tmp_path,
+                                                                             monkeypatch):
+    """20 mm under the top of a lying banana (a 36 mm round section) the pads' lower edges
+    end at its widest section: a top-level grasp, with no margin (4-6 mm higher, taped pads
+    let go). Read there (the arc of its side's heights centred within 4 mm of the
+    fingertips), the deeper search runs, and its grasp, the section pinched with the pads'
+    faces, is taken; without the rule the shallow one is."""
+    import onboard.loop._image_search as image_search
+
+    with _lying_banana_cell(tmp_path, 3, pad_friction=0.5) as c:
+        plan = c.loop.plan()
+        deep = plan.choice
+        monkeypatch.setattr(image_search, "WIDEST_MARGIN_M", -math.inf)
+        shallow = c.loop.plan().choice
+        monkeypatch.undo()
+        rec = c.pick_record()
+    assert shallow.features["insertion_m"] == pytest.approx(0.02, abs=1e-3), shallow.features
+    assert shallow.score >= 0.95, shallow.score
+    assert deep.features["insertion_m"] > 0.025, deep.features
+    assert deep.score >= shallow.score - image_search.DEEPER_PREFERRED_WITHIN
+    assert rec.features["insertion_m"] > 0.025 and rec.success, (rec.outcome, rec.error)
+
+
+def test_a_pinch_at_a_rounded_sides_widest_section_is_told_from_a_wall():
+    """The arc a wall's heights fit (the camera's blur of its edge: centred 5-7 mm over the
+    plane, 8 mm in) is not a rounded side; a banana's (centred 0-3 mm over or under the
+    plane, 12-16 mm in) is, and so is any pinch above the widest section (centred under
+    the plane); a side whose centre is 4 mm or more over the plane has the margin, and a
+    side that fits no arc says nothing."""
+    from scoring import SideArc
+
+    from onboard.loop import deeper_search_wanted, pinched_at_widest
+
+    nan = SideArc(math.nan, math.nan)
+    assert pinched_at_widest((SideArc(0.014, 0.001), nan))
+    assert pinched_at_widest((nan, SideArc(0.012, -0.003)))
+    assert pinched_at_widest((SideArc(0.030, -0.010), SideArc(0.030, -0.010)))
+    assert not pinched_at_widest((SideArc(0.008, 0.006), SideArc(0.008, 0.0055)))
+    assert not pinched_at_widest((SideArc(0.009, 0.003), SideArc(0.008, 0.006)))  # 18° up
+    assert not pinched_at_widest((SideArc(0.030, 0.005), nan))
+    assert not pinched_at_widest((nan, nan))
+    assert deeper_search_wanted(0.99, 0.020, at_widest=True)
+    assert not deeper_search_wanted(0.99, 0.020, at_widest=False)
 
 
 def test_a_top_level_first_grasp_skips_the_deeper_search(tmp_path):

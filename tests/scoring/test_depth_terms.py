@@ -382,6 +382,34 @@ def test_the_side_lean_is_the_arcs_normal_at_the_fingertips_whatever_its_radius(
         assert _side_lean(h, 9.5, 15.0, 1.0, 0.0, offsets, 15.0, 2.0, M, *SCRATCH) == 0.0
 
 
+@settings(max_examples=40, deadline=None)
+@given(radius_px=st.floats(12.0, 60.0), rise_frac=st.floats(-0.6, 0.6))
+def test_a_grasps_contact_arcs_place_a_round_sections_centre_from_either_side(radius_px,
+                                                                              rise_frac):
+    """A lying cylinder's section (radius r) whose widest point lies rise under the
+    fingertips' plane (negative: above it), pinched across: at both contacts the fitted
+    arc's centre lies -rise above the plane within a tenth of r and half the rise (15 px of
+    arc pin its normal better than its radius: a banana's 18 mm section is placed within
+    2 mm at its widest point), in the direction of the true centre, sqrt(r² - rise²)
+    inwards, within 6°."""
+    from scoring import contact_arcs
+
+    rise = rise_frac * radius_px
+    chord = math.sqrt(radius_px ** 2 - rise ** 2)
+    h = np.full((40, 200), np.nan, np.float32)
+    cols = np.arange(200) - 30.0
+    inside = (cols >= 0) & (cols <= 2 * chord)
+    z = np.sqrt(np.maximum(radius_px ** 2 - (chord - cols) ** 2, 0.0)) - rise
+    h[:, inside] = (z[inside] * M).astype(np.float32)
+    arcs = contact_arcs(DepthView(h, M), PROJ, np.array([30.0, 20.0]),
+                        np.array([30.0 + 2 * chord, 20.0]), 0.0, 2 * chord)
+    for arc in arcs:
+        tol_px = 0.1 * radius_px + 0.5 * abs(rise)
+        assert arc.centre_above_m == pytest.approx(-rise * M, abs=tol_px * M)
+        seen = math.atan2(arc.centre_above_m, arc.inward_m)
+        assert math.degrees(seen) == pytest.approx(math.degrees(math.atan2(-rise, chord)), abs=6.0)
+
+
 def test_a_side_whose_heights_are_no_arc_gives_no_lean_from_its_profile():
     """Heights that jump about (a cluttered side, a hole) fit no arc: NaN (the undercut alone
     then says the lean); fewer than three heights seen: NaN."""
