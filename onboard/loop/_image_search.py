@@ -34,10 +34,10 @@ DEEPER_SEARCH_CONTACT_M = DepthParams().full_contact_m
 # WIDEST_MARGIN_M (the arc fitted to the side's seen heights, scoring.contact_arcs, centred
 # less than this above the fingertips, or under them). The pads' lower edges at the widest
 # section hold; 4-6 mm above it they press the section down and in, and taped pads let go
-# (docs/scoring.md, "The lying banana"); the camera places that centre about 3 mm low of
-# where the pads meet it (the Franka hand's bananas: read 0-1 mm under, met 1.5-3.5 mm
-# above), so a pinch read at the widest has no margin. The deeper search pinches the
-# section with the pads' faces, and its best grasp is taken when it scores within
+# (docs/scoring.md, "The lying banana"); the camera reads that centre high (the Franka
+# hand's bananas: read 0-3 mm over the fingertips, which met them 1.5-3.5 mm above the
+# widest section), so a pinch read at the widest has no margin. The deeper search pinches
+# the section with the pads' faces, and its best grasp is taken when it scores within
 # DEEPER_PREFERRED_WITHIN of the first's.
 WIDEST_MARGIN_M = 0.004
 DEEPER_PREFERRED_WITHIN = 0.05
