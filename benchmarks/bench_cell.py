@@ -394,10 +394,19 @@ def tan_beside(recs) -> None:
         print(f"| success at {lo:.1f}-{min(hi, 1.0):.1f} | {row[0]} | {row[1]} |")
 
 
-def objects_summary(recs, truth: Truth) -> dict:
+def offered_none(holdable: set, tried: set, declined_tables: set) -> list[tuple[int, int]]:
+    """The holdable objects (table, index) never tried on a table the loop left after a cycle
+    that offered no grasp: it saw them and found nothing to try (an independent check that
+    tries every object counts these as missed). The rest never tried were on tables the
+    pass ended on."""
+    return sorted(h for h in holdable - tried if h[0] in declined_tables)
+
+
+def objects_summary(recs, truth: Truth, tables: list[int]) -> dict:
     """From the simulator's truth: the top grasp per object (the first grasp on each object
     the jaw can hold: the narrowest true width of its part within the pads' reach of its top
-    within the stroke), and the objects wider than the stroke there that were never tried
+    within the stroke), the holdable objects offered no grasp (offered_none; tables: each
+    record's table), and the objects wider than the stroke there that were never tried
     (refused), counted over the tables the pass saw. The whole object's width would call a
     lying mug wide, though its body beside the handle fits the stroke and holds."""
     holdable, wide = set(), set()
@@ -415,9 +424,12 @@ def objects_summary(recs, truth: Truth) -> dict:
     by_group: dict[str, list[bool]] = {}
     for (t, k), held in first.items():
         by_group.setdefault(group_of(truth.tables[t][k].name), []).append(held)
+    declined = {t for r, t in zip(recs, tables) if r.outcome == "no_grasp"}
+    none = [f"{truth.tables[t][k].name} ({truth.tables[t][k].reach_width_m * 1e3:.0f} mm)"
+            for t, k in offered_none(holdable, tried, declined)]
     return {"held": sum(first.values()), "tried": len(first), "holdable": len(holdable),
             "wide": len(wide), "refused": len(wide - tried), "by_group": by_group,
-            "unattributed": truth.unattributed}
+            "offered_none": none, "unattributed": truth.unattributed}
 
 
 def objects_table(passes: dict[str, dict]) -> None:
@@ -429,6 +441,12 @@ def objects_table(passes: dict[str, dict]) -> None:
              f"{p['holdable']} holdable seen)" for p in passes.values()]
     print("| top grasp held, objects the jaw can hold (narrowest true width within the pads' "
           "length of the top, within the stroke) | " + " | ".join(cells) + " |")
+    cells = [f"{p['held']} of {p['tried'] + len(p['offered_none'])}" for p in passes.values()]
+    print("| top grasp held, the same objects and those offered no grasp (their table left "
+          "after a cycle without one; counted as missed) | " + " | ".join(cells) + " |")
+    cells = [", ".join(p["offered_none"]) or "none" for p in passes.values()]
+    print("| holdable objects offered no grasp (name, narrowest true width within the pads' "
+          "reach) | " + " | ".join(cells) + " |")
     groups = sorted({g for p in passes.values() for g in p["by_group"]})
     for g in groups:
         cells = [(f"{sum(p['by_group'][g])}/{len(p['by_group'][g])}" if g in p["by_group"]
@@ -674,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
         group_table(brecs)
         level_table(brecs)
         latency_table(brecs, bwalls)
-        passes = {f"the loop's score ({args.measure})": objects_summary(brecs, btruth)}
+        passes = {f"the loop's score ({args.measure})": objects_summary(brecs, btruth, btables)}
         if args.compare:
             ctruth = Truth(stroke_m, reach_m)
             crecs, _, ctables = run(args.best, "best", args.seed + 1, args.ycb, image,
@@ -686,7 +704,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"seed\n")
             no_grasp_reasons(crecs)
             first_attempts(crecs, ctables)
-            passes[f"{args.compare} alone"] = objects_summary(crecs, ctruth)
+            passes[f"{args.compare} alone"] = objects_summary(crecs, ctruth, ctables)
         objects_table(passes)
     print(f"\ntrial logs under {out} (graspline trials report DIR --out REPORT)")
     return 0

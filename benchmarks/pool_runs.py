@@ -4,8 +4,9 @@ Each run is a bench_cell --out folder. The validate passes (validate.jsonl) are 
 the AUC of the loop's score and of Tan's measure alone on the same trials, each with a 95 %
 interval that resamples whole object kinds of each run (bench_cell's clustered bootstrap),
 and the scanned (YCB) objects' AUC by each. The best-grasp passes (best.jsonl with
-best_truth.json) add up: the top grasp held over the objects the jaw can hold, and the objects
-wider than the stroke that were never tried. Runs without a best-grasp pass (bench_cell --best
+best_truth.json) add up: the top grasp held over the objects the jaw can hold, again with the
+holdable objects the loop offered no grasp counted as missed, and the objects wider than the
+stroke that were never tried. Runs without a best-grasp pass (bench_cell --best
 0) count in the validate columns only; the row says how many runs its top grasps come from.
 docs/figures.md, "Several jaws, the final code: the stroke against the seen width, seeds 5 to
 7 again":
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_cell import auc, clustered_bootstrap, kind_of
+from benchmarks.bench_cell import auc, clustered_bootstrap, kind_of, offered_none
 
 
 def _rows(path: Path) -> list[dict]:
@@ -57,8 +58,10 @@ def validate_auc(runs: list[Path]) -> str:
 
 def top_grasps(runs: list[Path]) -> str:
     """The best-grasp passes' top grasp held (the first grasp on each object the jaw can
-    hold, as bench_cell's objects_summary counts it) and the wide objects never tried."""
-    held = tried = wide = refused = 0
+    hold, as bench_cell's objects_summary counts it), the same with the holdable objects
+    offered no grasp counted as missed (bench_cell.offered_none), and the wide objects never
+    tried."""
+    held = tried = wide = refused = none = 0
     for run in runs:
         recs = _rows(run / "best.jsonl")
         truth_path = run / "best_truth.json"
@@ -79,9 +82,14 @@ def top_grasps(runs: list[Path]) -> str:
         tried += len(first)
         wides = {(int(t), k) for t, objs in truth["tables"].items()
                  for k, o in enumerate(objs) if not o["holdable"]}
+        holdable = {(int(t), k) for t, objs in truth["tables"].items()
+                    for k, o in enumerate(objs) if o["holdable"]}
+        declined = {r["table"] for r in recs if r["outcome"] == "no_grasp"}
+        none += len(offered_none(holdable, seen, declined))
         wide += len(wides)
         refused += len(wides - seen)
-    return f"{held} of {tried} ({held / max(tried, 1):.1%}) | {refused} of {wide}"
+    return (f"{held} of {tried} ({held / max(tried, 1):.1%}) | {held} of {tried + none} "
+            f"({held / max(tried + none, 1):.1%}) | {refused} of {wide}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,11 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     print("| graded | AUC, the loop's score [95 %] | Tan's measure alone | scanned: loop / Tan "
           "(trials) | "
-          "top grasp held | wider than the stroke refused |")
-    print("|---|---|---|---|---|---|")
+          "top grasp held | with those offered no grasp | wider than the stroke refused |")
+    print("|---|---|---|---|---|---|---|")
     best = [run for run in args.runs if (run / "best.jsonl").is_file()]
     if not best:
-        top = "no best-grasp pass | no best-grasp pass"
+        top = "no best-grasp pass | no best-grasp pass | no best-grasp pass"
     else:
         top = top_grasps(best)
         if len(best) < len(args.runs):
