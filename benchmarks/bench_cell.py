@@ -18,8 +18,8 @@ same seed, and both passes print the top grasp per object over the objects the j
 (the narrowest true width, from above, of the part within the pads' length of the object's
 top, within the stroke: a lying mug whose body fits beside its handle is holdable) and how
 many objects wider than the stroke there each refused (never tried), from the simulator's
-truth. ``--cell FILE`` runs the cell
-that cell file describes (a jaw under benchmarks/jaws/), ``--pad-friction`` overriding its
+truth where the objects settled (one thrown off the table as it settled counts in neither).
+``--cell FILE`` runs the cell that cell file describes (a jaw under benchmarks/jaws/), ``--pad-friction`` overriding its
 pads' friction (both keys). ``--search antipodal`` and ``--scene-budget`` set the cell file's
 ``scoring.search`` and ``scoring.scene_budget`` (issue 24's faster planning) for every pass.
 
@@ -123,12 +123,15 @@ class TableObject:
     """An object of a laid table, from the simulator's truth: its name, its footprint as laid
     (the convex hull of its mesh seen from above, (n, 2) x, y, metres), its narrowest true
     width seen from above (metres) and that of its part the pads reach (within the pads'
-    length of its top, stopped above the table; metres), which says whether the jaw can hold it."""
+    length of its top, stopped above the table; metres), which says whether the jaw can hold it;
+    on_table: False for an object thrown off the table as the table settled (laid against
+    another), which no one could grasp."""
 
     name: str
     footprint: np.ndarray
     width_m: float
     reach_width_m: float = math.nan
+    on_table: bool = True
 
 
 @dataclass
@@ -162,20 +165,20 @@ def _hull_distance(p: np.ndarray, hull: np.ndarray) -> float:
     return float(np.min(np.linalg.norm(a + t[:, None] * e - p, axis=1)))
 
 
-def _table_objects(sim, reach_m: float = math.inf) -> list[TableObject]:
-    """The objects of the simulated cell's current table as laid (the model's initial poses),
-    their widths whole and within reach_m of their top."""
-    from geometry import quat_to_matrix
+OFF_TABLE_Z_M = -0.1  # an object whose origin settled this far below the table top fell off it
 
+
+def _table_objects(sim, reach_m: float = math.inf) -> list[TableObject]:
+    """The objects of the simulated cell's current table where they settled (not as laid: an
+    object laid against another tips over or is thrown off the table), their widths whole and
+    within reach_m of their top, and whether they stayed on the table."""
     from benchmarks.bench_width import true_width_m
 
-    w = sim.world
     out = []
-    for k, obj in enumerate(w.objects):
-        q = w.model.qpos0[w.object_qposadr[k]:w.object_qposadr[k] + 7]
-        T = np.eye(4)
-        T[:3, :3] = quat_to_matrix(q[3:])
-        T[:3, 3] = q[:3]
+    for obj, T in zip(sim.world.objects, sim.settled_poses):
+        if T[2, 3] <= OFF_TABLE_Z_M:  # nothing of it above the table to measure
+            out.append(TableObject(obj.name, _footprint(obj, T), math.nan, math.nan, False))
+            continue
         out.append(TableObject(obj.name, _footprint(obj, T),
                                true_width_m(obj, T, insertion_m=np.inf),
                                true_width_m(obj, T, insertion_m=reach_m)))
@@ -412,7 +415,8 @@ def objects_summary(recs, truth: Truth, tables: list[int]) -> dict:
     holdable, wide = set(), set()
     for t, objs in truth.tables.items():
         for k, o in enumerate(objs):
-            (holdable if o.reach_width_m <= truth.stroke_m else wide).add((t, k))
+            if o.on_table:
+                (holdable if o.reach_width_m <= truth.stroke_m else wide).add((t, k))
     first: dict[tuple[int, int], bool] = {}
     tried = set()
     for r, hit in zip(recs, truth.grasped):
@@ -545,14 +549,19 @@ def dump(recs, path: Path, tables: list[int]) -> None:
 
 def dump_truth(truth: Truth, path: Path) -> None:
     """The simulator's truth of a best-policy pass as JSON: every table's objects (name, the
-    narrowest true width whole and within the pads' reach of the top, mm; holdable) and, per
-    trial, the [table, object index] its grasp was on (null: none), so a failure or a wide
-    object tried can be named afterwards."""
+    narrowest true width whole and within the pads' reach of the top, mm; on_table, holdable)
+    and, per trial, the [table, object index] its grasp was on (null: none), so a failure or
+    a wide object tried can be named afterwards."""
     import json
 
-    tables = {str(t): [{"name": o.name, "width_mm": round(o.width_m * 1e3, 1),
-                        "reach_width_mm": round(o.reach_width_m * 1e3, 1),
-                        "holdable": bool(o.reach_width_m <= truth.stroke_m)} for o in objs]
+    def mm(w: float) -> float | None:
+        return round(w * 1e3, 1) if math.isfinite(w) else None
+
+    tables = {str(t): [{"name": o.name, "width_mm": mm(o.width_m),
+                        "reach_width_mm": mm(o.reach_width_m),
+                        "on_table": o.on_table,
+                        "holdable": bool(o.on_table and o.reach_width_m <= truth.stroke_m)}
+                       for o in objs]
               for t, objs in truth.tables.items()}
     path.write_text(json.dumps({"stroke_mm": round(truth.stroke_m * 1e3, 1), "tables": tables,
                                 "grasped": [list(h) if h else None for h in truth.grasped]},

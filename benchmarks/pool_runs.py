@@ -81,7 +81,7 @@ def top_grasps(runs: list[Path]) -> str:
         held += sum(first.values())
         tried += len(first)
         wides = {(int(t), k) for t, objs in truth["tables"].items()
-                 for k, o in enumerate(objs) if not o["holdable"]}
+                 for k, o in enumerate(objs) if o.get("on_table", True) and not o["holdable"]}
         holdable = {(int(t), k) for t, objs in truth["tables"].items()
                     for k, o in enumerate(objs) if o["holdable"]}
         declined = {r["table"] for r in recs if r["outcome"] == "no_grasp"}

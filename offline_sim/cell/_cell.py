@@ -164,6 +164,7 @@ class SimCell:
         self.world: CellWorld = None  # type: ignore[assignment]
         self.time_s = 0.0
         self.tables = 0
+        self.settled_poses: list[np.ndarray] = []  # the table's objects once settled (world)
         self.slip_on_lift = False   # fault injection: the next lift loses the grip
         self._reads_since_progress = 0
         self._no_grasp_run = 0
@@ -252,6 +253,9 @@ class SimCell:
         self.arm.home()
         self.gripper_reset()
         self.step(int(0.3 / self.world.model.opt.timestep))  # let the objects settle
+        # Where the objects came to rest: a pose laid on or against another object's may
+        # tip over or be thrown off the table while settling (the laid pose is the model's).
+        self.settled_poses = [self.world.T_world_object(k) for k in range(len(objects))]
 
     def _place(self, objects: list[GraspObject]) -> list[np.ndarray]:
         """Non-overlapping resting poses on the table (rejection sampling)."""
