@@ -46,3 +46,10 @@ class Segmenter(abc.ABC):
     def segment(self, frame: RGBDFrame) -> list[ObjectMask]:
         """The objects in ``frame``, as (H, W) bool masks with label, confidence and backend."""
         return self._segment(check_frame(frame))
+
+    def segment_finer(self, frame: RGBDFrame) -> list[ObjectMask]:
+        """The objects in ``frame`` cut apart more finely than ``segment`` cuts them (objects
+        that touch at one height, which ``segment`` may join), for a caller that found
+        nothing to do with its masks; [] when the backend has no finer cut."""
+        check_frame(frame)
+        return []

@@ -158,6 +158,11 @@ class TabletopSegmenter(Segmenter):
     ObjectMask.label is None; confidence is the share of the mask's pixels with a depth
     reading. Masks come largest first (area in metres², not pixels). ``last_plane`` keeps the
     support plane of the last frame (camera frame), or None.
+
+    ``segment_finer`` cuts at the smaller steps fine_jump_m and fine_jump_ratio: two objects
+    that touch where their surfaces meet at nearly one height (a bar lying against a lying
+    bottle's rounded side) come apart there, but so do the parts of one object over a step
+    (a lying mug's handle, a bottle's neck), which is why the finer cut is not the default.
     """
 
     name = "tabletop"
@@ -168,14 +173,21 @@ class TabletopSegmenter(Segmenter):
                  min_area_m2: float = 2e-4, max_area_m2: float = 0.25, min_seed_px: int = 20,
                  min_plane_fraction: float = 0.2, max_tilt_rad: float | None = math.radians(30.0),
                  max_range_m: float = 5.0, hole_claim_px: int = 4,
-                 ransac_iterations: int = 256, seed: int | None = 0):
+                 ransac_iterations: int = 256, seed: int | None = 0,
+                 fine_jump_m: float = 0.010, fine_jump_ratio: float = 0.014):
         for key, v in (("plane_tolerance_m", plane_tolerance_m), ("min_height_m", min_height_m),
                        ("grow_height_m", grow_height_m), ("max_height_m", max_height_m),
                        ("jump_m", jump_m), ("max_area_m2", max_area_m2),
                        ("max_range_m", max_range_m)):
             check_positive(v, key, "TabletopSegmenter")
-        for key, v in (("jump_ratio", jump_ratio), ("min_area_m2", min_area_m2)):
+        for key, v in (("jump_ratio", jump_ratio), ("min_area_m2", min_area_m2),
+                       ("fine_jump_ratio", fine_jump_ratio)):
             check_positive(v, key, "TabletopSegmenter", allow_zero=True)
+        check_positive(fine_jump_m, "fine_jump_m", "TabletopSegmenter")
+        if fine_jump_m > jump_m or fine_jump_ratio > jump_ratio:
+            raise ValueError(f"TabletopSegmenter: the finer cut's steps must not exceed the cut's, "
+                             f"got fine_jump_m {fine_jump_m!r} (jump_m {jump_m!r}) and "
+                             f"fine_jump_ratio {fine_jump_ratio!r} (jump_ratio {jump_ratio!r})")
         if not grow_height_m <= min_height_m < max_height_m:
             raise ValueError("TabletopSegmenter: need grow_height_m <= min_height_m < max_height_m, "
                              f"got {grow_height_m!r}, {min_height_m!r}, {max_height_m!r}")
@@ -199,6 +211,8 @@ class TabletopSegmenter(Segmenter):
         self.max_height_m = float(max_height_m)
         self.jump_m = float(jump_m)
         self.jump_ratio = float(jump_ratio)
+        self.fine_jump_m = float(fine_jump_m)
+        self.fine_jump_ratio = float(fine_jump_ratio)
         self.min_area_m2 = float(min_area_m2)
         self.max_area_m2 = float(max_area_m2)
         self.min_seed_px = min_seed_px
@@ -219,6 +233,15 @@ class TabletopSegmenter(Segmenter):
                                  seed=self.seed)
 
     def _segment(self, frame: RGBDFrame) -> list[ObjectMask]:
+        return self._segment_at(frame, self.jump_m, self.jump_ratio)
+
+    def segment_finer(self, frame: RGBDFrame) -> list[ObjectMask]:
+        """The objects in ``frame`` cut at the depth steps fine_jump_m and fine_jump_ratio."""
+        return self._segment_at(check_frame(frame), self.fine_jump_m, self.fine_jump_ratio)
+
+    def _segment_at(self, frame: RGBDFrame, jump_m: float, jump_ratio: float) -> list[ObjectMask]:
+        """The objects of a checked frame, cut apart at depth steps over max(jump_m,
+        jump_ratio * depth) between neighbours."""
         self.last_plane = None
         depth = frame.depth_m
         valid = valid_depth(depth, self.max_range_m)
@@ -246,14 +269,13 @@ class TabletopSegmenter(Segmenter):
 
         cut = np.empty(shape, np.uint8)
         rows, cols = np.empty(depth.size, np.int64), np.empty(depth.size, np.int64)
-        n_cut = depth_cuts(depth, cand, self.jump_m, self.jump_ratio, cut, rows, cols)
+        n_cut = depth_cuts(depth, cand, jump_m, jump_ratio, cut, rows, cols)
         cut = cut.view(np.bool_)
         n_lab, labels = cv2.connectedComponents((cand & ~cut).view(np.uint8), connectivity=4,
                                                 ltype=cv2.CV_32S)
         # Cut pixels rejoin the side they belong to; then a wall seen at a grazing angle (a
         # jump between every two pixels) grows from its rim and its foot, a pixel a pass.
-        reassign_cuts(labels, depth, rows[:n_cut], cols[:n_cut], self.jump_m, self.jump_ratio,
-                      2, 12)
+        reassign_cuts(labels, depth, rows[:n_cut], cols[:n_cut], jump_m, jump_ratio, 2, 12)
         area, seeds, boxes = component_stats(labels, depth, seed, n_lab, 1.0 / (intr.fx * intr.fy))
         keep = (seeds >= self.min_seed_px) & (area >= self.min_area_m2) & (area <= self.max_area_m2)
         keep[0] = False

@@ -93,6 +93,10 @@ class Planner:
             return Plan(NoGrasp("nothing segmented in view", clock.stage_s), frame, masks)
         best, unholdable, fallbacks = self._ask_sources(frame, masks, targets, clock)
         min_score = self.config.scoring.min_score
+        if (best is None or best.score < min_score) and object_label is None:
+            masks, best, unholdable, fallbacks = self._finer(frame, masks, best, unholdable,
+                                                             fallbacks, clock)
+            targets = list(range(len(masks)))
         if best is None or best.score < min_score:
             score = 0.0 if best is None else best.score
             why = "".join(f"; {u}" for u in unholdable)
@@ -154,6 +158,32 @@ class Planner:
                     best = found
         return best, unholdable, fallbacks
 
+    def _finer(self, frame: RGBDFrame, masks: list[ObjectMask], best: Proposal | None,
+               unholdable: list[str], fallbacks: list[str], clock: StageClock):
+        """Where no object in view had a grasp: the segmenter's finer cut of the frame
+        (segment_finer), and the sources asked about its new pieces, the masks the first cut
+        did not have. Two objects that touch at one height come out of the first cut as one
+        mask, often too wide for the stroke (docs/figures.md: a bar lying against a lying
+        bottle); apart, one of them may be held. (masks, best, unholdable, fallbacks): the
+        finer cut's when one of its pieces has a grasp at least min_score, else those given."""
+        with clock.stage("segment"):
+            try:
+                finer = self.segmenter.segment_finer(frame)
+            except (ValueError, RuntimeError) as exc:
+                log.warning("the finer segmentation failed: %s", exc)
+                return masks, best, unholdable, fallbacks
+            pieces = [i for i, m in enumerate(finer) if not _same_as_any(m, masks)]
+        if not pieces:
+            return masks, best, unholdable, fallbacks
+        asked = self.last_asked
+        got, why, fell = self._ask_sources(frame, finer, pieces, clock)
+        if got is None or got.score < self.config.scoring.min_score:
+            self.last_asked = asked
+            return masks, best, unholdable, fallbacks
+        log.info("no grasp on the %d object(s) segmented; cut finer, %d piece(s), one with a "
+                 "grasp scoring %.2f", len(masks), len(pieces), got.score)
+        return finer, got, why, fell
+
     def _fallback(self, source: GraspSource, why: str) -> str:
         """One line for an object a source could not serve: why, and what stands in for it
         (the cell's other sources, e.g. the parallel jaw's image search, or no grasp); logged."""
@@ -184,3 +214,15 @@ class Planner:
                 why = f"camera: {exc}"
                 log.warning("capture attempt %d failed: %s", attempt + 1, exc)
         return None, why
+
+
+SAME_MASK_IOU = 0.95  # a finer cut's mask this close to one of the first cut's is not new
+
+
+def _same_as_any(mask: ObjectMask, masks: list[ObjectMask]) -> bool:
+    """Whether mask covers nearly the same pixels as one of masks (IoU over SAME_MASK_IOU)."""
+    for m in masks:
+        inter = np.count_nonzero(mask.mask & m.mask)
+        if inter and inter >= SAME_MASK_IOU * np.count_nonzero(mask.mask | m.mask):
+            return True
+    return False

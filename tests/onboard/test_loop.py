@@ -571,3 +571,70 @@ def test_a_top_level_first_grasp_skips_the_deeper_search(tmp_path):
     top = [ch for ch in choices if isinstance(ch, GraspChoice) and ch.score >= 0.95]
     assert top, choices
     assert all(ch.features["insertion_m"] == pytest.approx(0.02, abs=1e-3) for ch in top)
+
+
+def _a_box_against_a_wide_box_cell(tmp_path, monkeypatch, finer: bool):
+    """A cell whose table holds a box 45 x 60 mm, 40 mm tall, standing end on against a
+    box 100 x 100 mm, 60 mm tall (wider than the 85 mm stroke every way). The first cut is
+    made coarse (25 mm steps) so that it joins them for certain; the finer cut is the
+    tabletop segmenter's own (10 mm). finer False: the segmenter offers no finer cut."""
+    import dataclasses
+
+    from trimesh.creation import box
+
+    from offline_sim.objects import load_object
+    from onboard import SegmenterConfig
+    from vision import TabletopSegmenter
+
+    sizes = ((0.100, 0.100, 0.060), (0.045, 0.060, 0.040))
+    centres = ((0.0, 0.0), (0.0, -0.0505 - 0.030))  # 0.5 mm apart, the narrow one nearer the camera
+    tmp_path.mkdir()
+    for k, size in enumerate(sizes):
+        box(size).export(tmp_path / f"box{k}.obj")
+    c = small_cell(0, tmp_path, width_px=640, segmenter=SegmenterConfig(
+        options={"jump_m": 0.025, "jump_ratio": 0.03}))
+    sim = c.devices.truth
+    made = iter(range(2))
+
+    def make(kind, source):
+        k = next(made)
+        return load_object(tmp_path / f"box{k}.obj", name=("wide_box", "box")[k],
+                           density=600.0, n_poses=4)
+
+    def place(objects):
+        poses = []
+        for (x, y), size in zip(centres, sizes):
+            T = np.eye(4)
+            T[:3, 3] = (x, y, size[2] / 2)
+            poses.append(T)
+        return poses
+
+    monkeypatch.setattr(sim, "_make_object", make)
+    monkeypatch.setattr(sim, "_place", place)
+    sim.settings = dataclasses.replace(sim.settings, objects_per_table=(2, 2))
+    sim.new_table()
+    if not finer:
+        monkeypatch.setattr(TabletopSegmenter, "segment_finer", lambda self, frame: [])
+    return c
+
+
+def test_a_box_joined_with_a_wide_one_is_cut_finer_and_picked(tmp_path, monkeypatch):
+    """The first cut joins a box with the wide box it stands against (one mask, refused as
+    wider than the 85 mm stroke); with nothing else in view the planner asks the segmenter's
+    finer cut, which parts them at the 20 mm step between their tops, and the narrow box is
+    picked and held. Without a finer cut the cycle offers no grasp and says why."""
+    from onboard import GraspChoice, NoGrasp
+
+    with _a_box_against_a_wide_box_cell(tmp_path / "joined", monkeypatch, finer=False) as c:
+        assert len(c.loop.segmenter.segment(c.devices.camera.read())) == 1
+        refused = c.loop.plan().choice
+    assert isinstance(refused, NoGrasp) and "wider than the jaw's 85 mm stroke" in refused.reason
+    monkeypatch.undo()
+    with _a_box_against_a_wide_box_cell(tmp_path / "finer", monkeypatch, finer=True) as c:
+        plan = c.loop.plan()
+        assert isinstance(plan.choice, GraspChoice), plan.choice
+        assert len(plan.masks) == 2
+        rec = c.pick_record()
+        left = c.devices.truth.world.on_table()
+    assert rec.success, (rec.outcome, rec.error, rec.score)
+    assert left == [0]  # the wide box stays; the narrow one went into the bin

@@ -71,6 +71,37 @@ def test_touching_objects_of_different_heights_are_split(camera):
     assert min(match(found, frame.instance_ids, 2)) >= 0.9
 
 
+@pytest.mark.parametrize("camera,noise", [(DOWN, False), (OBLIQUE, True)],
+                         ids=["straight-down", "oblique, noisy"])
+def test_boxes_touching_at_nearly_one_height_are_joined_and_the_finer_cut_parts_them(camera,
+                                                                                    noise):
+    # Tops 12 mm apart at 0.65 m: under the cut's 13 mm step (2 % of the range), over the
+    # finer cut's 10 mm; the taller box's wall between them faces away from both cameras (a
+    # wall seen at a slant is a ramp of small steps, which neither cut parts). Straight down
+    # the band between the two cuts (10-13 mm) is narrower than the noise lets one frame
+    # resolve along a whole edge, so that view is noise-free; the oblique view is farther.
+    scene = Scene([upright_box(-0.05, 0.0, (0.05, 0.08, 0.040)),
+                   upright_box(0.0, 0.0, (0.05, 0.08, 0.052))])
+    frame = render(scene, camera, noise=noise, seed=5)
+    seg = TabletopSegmenter()
+    assert len(seg.segment(frame)) == 1
+    finer = seg.segment_finer(frame)
+    assert len(finer) == 2
+    assert min(match(finer, frame.instance_ids, 2)) >= 0.9
+
+
+def test_a_backend_without_a_finer_cut_offers_none():
+    from vision import Segmenter
+
+    class Whole(Segmenter):
+        def _segment(self, frame):
+            return [ObjectMask(frame.depth_m > 0, None, 1.0, "whole")]
+
+    frame = render(Scene([upright_box(0.0, 0.0, (0.05, 0.05, 0.05))]), DOWN)
+    assert len(Whole().segment(frame)) == 1
+    assert Whole().segment_finer(frame) == []
+
+
 def test_size_limits_drop_too_small_and_too_large_objects():
     scene = Scene([upright_box(-0.1, 0.0, (0.01, 0.01, 0.03)),    # 1 cm² top: too small
                    upright_box(0.05, 0.0, (0.05, 0.05, 0.05)),
@@ -113,6 +144,10 @@ def test_last_plane_is_kept_for_silhouettes():
     (dict(jump_m=float("nan")), r"jump_m must be finite and > 0, got nan"),
     (dict(max_tilt_rad=2.0), r"max_tilt_rad must be in \(0, pi/2\] or None, got 2.0"),
     (dict(hole_claim_px=-1), r"hole_claim_px must be an integer >= 0, got -1"),
+    (dict(fine_jump_m=0.0), r"fine_jump_m must be finite and > 0, got 0.0"),
+    (dict(fine_jump_m=0.02), r"the finer cut's steps must not exceed the cut's, got "
+                             r"fine_jump_m 0.02 \(jump_m 0.012\)"),
+    (dict(jump_ratio=0.01), r"fine_jump_ratio 0.014 \(jump_ratio 0.01\)"),
 ])
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
