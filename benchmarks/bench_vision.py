@@ -1,6 +1,6 @@
 """Vision figures and speed on SimCamera scenes: segmentation IoU, objects found, silhouette
-agreement with the true footprint, segmentation + silhouette time per 640 x 480 frame, and
-SimCamera frames per second.
+agreement with the true footprint, segmentation + silhouette time per 640 x 480 frame, the
+segmenter's finer cut against its segmentation, and SimCamera frames per second.
 
 Scenes: offline_sim.objects.figure_scene seeds 0..N-1 (3 + seed % 6 objects, 3-8; boxes, cylinders and
 the YCB meshes of ../shared/data/ycb when present), D400-like noise, seen straight down from
@@ -67,6 +67,16 @@ def timed_vision(frame, seg, repeats: int) -> tuple[list[float], list[float], in
     return t_all, t_seg, n
 
 
+def timed_finer(frame, seg, repeats: int) -> list[float]:
+    """Seconds of the segmenter's finer cut (segment_finer) of the frame, one per run."""
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        seg.segment_finer(frame)
+        out.append(time.perf_counter() - t0)
+    return out
+
+
 def timed_read(cam):
     """(frame, seconds) of one SimCamera read, after a first, untimed read that pays for
     imports; closes the camera."""
@@ -99,6 +109,7 @@ def main() -> None:
     seg, base = TabletopSegmenter(), LeastSquaresTabletop()
     rows = []
     frame_ms, seg_ms, base_ms, per_obj_ms, read_s, clean_read_s = [], [], [], [], [], []
+    finer_ms = []
     for view in FIGURE_VIEWS:
         res, res_base, clean_sil = [], [], []
         for seed in range(args.scenes):
@@ -110,6 +121,7 @@ def main() -> None:
             t_all, t_seg, n = timed_vision(frame, seg, args.repeats)
             frame_ms += [1e3 * t for t in t_all]
             seg_ms += [1e3 * t for t in t_seg]
+            finer_ms += [1e3 * t for t in timed_finer(frame, seg, args.repeats)]
             per_obj_ms += [1e3 * (a - b) / max(n, 1) for a, b in zip(t_all, t_seg)]
             base_ms += [1e3 * t for t in timed_vision(frame, base, args.repeats)[0]]
             _, clean = figure_scene(seed, view, ycb_dir=ycb, noise=False)
@@ -145,6 +157,9 @@ def main() -> None:
          f"{p99(frame_ms):.1f}", "ms", f"least-squares plane {p99(base_ms):.1f} ms"),
         ("segmentation alone per frame, median / p99", f"{np.median(seg_ms):.1f} / {p99(seg_ms):.1f}",
          "ms", "-"),
+        ("the finer cut per frame (asked on cycles with no grasp), median / p99",
+         f"{np.median(finer_ms):.1f} / {p99(finer_ms):.1f}", "ms",
+         f"segmentation {np.median(seg_ms):.1f} / {p99(seg_ms):.1f} ms"),
         ("one silhouette (1 mm/px), median / p99",
          f"{np.median(per_obj_ms):.2f} / {p99(per_obj_ms):.2f}", "ms", "-"),
         (f"SimCamera 640x480 frame, noise on, median (D435 streams {CAMERA_FPS:.0f}/s)",
