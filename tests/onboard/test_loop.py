@@ -577,7 +577,7 @@ def _a_box_against_a_wide_box_cell(tmp_path, monkeypatch, finer: bool):
     """A cell whose table holds a box 45 x 60 mm, 40 mm tall, standing end on against a
     box 100 x 100 mm, 60 mm tall (wider than the 85 mm stroke every way). The first cut is
     made coarse (25 mm steps) so that it joins them for certain; the finer cut is the
-    tabletop segmenter's own (10 mm). finer False: the segmenter offers no finer cut."""
+    tabletop segmenter's default one (10 mm). finer False: the segmenter offers no finer cut."""
     import dataclasses
 
     from trimesh.creation import box
@@ -592,7 +592,8 @@ def _a_box_against_a_wide_box_cell(tmp_path, monkeypatch, finer: bool):
     for k, size in enumerate(sizes):
         box(size).export(tmp_path / f"box{k}.obj")
     c = small_cell(0, tmp_path, width_px=640, segmenter=SegmenterConfig(
-        options={"jump_m": 0.025, "jump_ratio": 0.03}))
+        options={"jump_m": 0.025, "jump_ratio": 0.03, "fine_jump_m": 0.010,
+                 "fine_jump_ratio": 0.014}))
     sim = c.devices.truth
     made = iter(range(2))
 

@@ -90,6 +90,13 @@ def test_boxes_touching_at_nearly_one_height_are_joined_and_the_finer_cut_parts_
     assert min(match(finer, frame.instance_ids, 2)) >= 0.9
 
 
+def test_the_finer_cut_follows_the_cut_when_not_given():
+    seg = TabletopSegmenter()
+    assert (seg.fine_jump_m, seg.fine_jump_ratio) == pytest.approx((0.010, 0.014))
+    lower = TabletopSegmenter(jump_m=0.006, jump_ratio=0.01)  # a cut set finer than 10 mm
+    assert (lower.fine_jump_m, lower.fine_jump_ratio) == pytest.approx((0.005, 0.007))
+
+
 def test_a_backend_without_a_finer_cut_offers_none():
     from vision import Segmenter
 
@@ -147,7 +154,7 @@ def test_last_plane_is_kept_for_silhouettes():
     (dict(fine_jump_m=0.0), r"fine_jump_m must be finite and > 0, got 0.0"),
     (dict(fine_jump_m=0.02), r"the finer cut's steps must not exceed the cut's, got "
                              r"fine_jump_m 0.02 \(jump_m 0.012\)"),
-    (dict(jump_ratio=0.01), r"fine_jump_ratio 0.014 \(jump_ratio 0.01\)"),
+    (dict(fine_jump_ratio=0.03), r"fine_jump_ratio 0.03 \(jump_ratio 0.02\)"),
 ])
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
