@@ -19,8 +19,8 @@ same seed, and both passes print the top grasp per object over the objects the j
 top, within the stroke: a lying mug whose body fits beside its handle is holdable) and how
 many objects wider than the stroke there each refused (never tried), from the simulator's
 truth where the objects settled (one thrown off the table as it settled counts in neither).
-``--cell FILE`` runs the cell that cell file describes (a jaw under benchmarks/jaws/), ``--pad-friction`` overriding its
-pads' friction (both keys). ``--search antipodal`` and ``--scene-budget`` set the cell file's
+``--cell FILE`` runs the cell that cell file describes (a jaw under benchmarks/jaws/),
+``--pad-friction`` overriding its pads' friction (both keys). ``--search antipodal`` and ``--scene-budget`` set the cell file's
 ``scoring.search`` and ``scoring.scene_budget`` (issue 24's faster planning) for every pass.
 
 Run from the repository root:
@@ -120,8 +120,8 @@ def cell_config(seed: int, log_dir: Path, ycb: str | None, cell_file: str | None
 
 @dataclass
 class TableObject:
-    """An object of a laid table, from the simulator's truth: its name, its footprint as laid
-    (the convex hull of its mesh seen from above, (n, 2) x, y, metres), its narrowest true
+    """An object of a laid table, from the simulator's truth: its name, its footprint where it
+    settled (the convex hull of its mesh seen from above, (n, 2) x, y, metres), its narrowest true
     width seen from above (metres) and that of its part the pads reach (within the pads'
     length of its top, stopped above the table; metres), which says whether the jaw can hold it;
     on_table: False for an object thrown off the table as the table settled (laid against
@@ -165,9 +165,6 @@ def _hull_distance(p: np.ndarray, hull: np.ndarray) -> float:
     return float(np.min(np.linalg.norm(a + t[:, None] * e - p, axis=1)))
 
 
-OFF_TABLE_Z_M = -0.1  # an object whose origin settled this far below the table top fell off it
-
-
 def _table_objects(sim, reach_m: float = math.inf) -> list[TableObject]:
     """The objects of the simulated cell's current table where they settled (not as laid: an
     object laid against another tips over or is thrown off the table), their widths whole and
@@ -175,8 +172,8 @@ def _table_objects(sim, reach_m: float = math.inf) -> list[TableObject]:
     from benchmarks.bench_width import true_width_m
 
     out = []
-    for obj, T in zip(sim.world.objects, sim.settled_poses):
-        if T[2, 3] <= OFF_TABLE_Z_M:  # nothing of it above the table to measure
+    for obj, T, on in zip(sim.world.objects, sim.settled_poses, sim.settled_on_table):
+        if not on:  # nothing of it above the table to measure
             out.append(TableObject(obj.name, _footprint(obj, T), math.nan, math.nan, False))
             continue
         out.append(TableObject(obj.name, _footprint(obj, T),

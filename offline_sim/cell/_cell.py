@@ -150,6 +150,9 @@ def _hand(s: SimCellSettings) -> HandModel:
                           aperture_m=s.open_width_m, name="robotiq_2f85")
 
 
+FELL_OFF_Z_M = -0.2  # an object whose origin is this far under the table top fell off it
+
+
 class SimCell:
     """The simulated cell: owns the world and its clock; ``camera``, ``gripper`` and ``arm``
     are its devices. Same settings and seed, same sequence of tables."""
@@ -165,6 +168,7 @@ class SimCell:
         self.time_s = 0.0
         self.tables = 0
         self.settled_poses: list[np.ndarray] = []  # the table's objects once settled (world)
+        self.settled_on_table: list[bool] = []    # which of them settled on the table
         self.slip_on_lift = False   # fault injection: the next lift loses the grip
         self._reads_since_progress = 0
         self._no_grasp_run = 0
@@ -256,6 +260,7 @@ class SimCell:
         # Where the objects came to rest: a pose laid on or against another object's may
         # tip over or be thrown off the table while settling (the laid pose is the model's).
         self.settled_poses = [self.world.T_world_object(k) for k in range(len(objects))]
+        self.settled_on_table = [bool(T[2, 3] >= FELL_OFF_Z_M) for T in self.settled_poses]
 
     def _place(self, objects: list[GraspObject]) -> list[np.ndarray]:
         """Non-overlapping resting poses on the table (rejection sampling)."""
@@ -300,7 +305,7 @@ class SimCell:
         bin beside it) are taken out of the cell."""
         w = self.world
         for k in range(len(w.objects)):
-            if w.data.xpos[w.object_body[k], 2] < -0.2:
+            if w.data.xpos[w.object_body[k], 2] < FELL_OFF_Z_M:
                 self._park(k)
 
     def start_cycle(self, *, no_grasp: bool | None = None) -> None:

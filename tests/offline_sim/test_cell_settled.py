@@ -36,6 +36,25 @@ def test_settled_poses_are_where_the_objects_came_to_rest_not_where_they_were_la
     # two boxes laid into each other cannot both rest where they were laid
     moved = [np.linalg.norm(settled[k][:3, 3] - _laid_xyz(cell, k)) for k in range(2)]
     assert max(moved) > 0.02
+    assert cell.settled_on_table == [True, True]  # pushed apart, both still on the table
     cell.new_table()  # a new table replaces them
     assert len(cell.settled_poses) == 2
     assert not np.allclose(cell.settled_poses[0], settled[0])
+
+
+class _OverTheEdgeCell(SimCell):
+    """A cell that lays its second box beside the table, over the floor."""
+
+    def _place(self, objects):
+        poses = super()._place(objects)
+        beside = poses[1].copy()
+        beside[:3, 3] = (1.5, 0.0, 0.1)
+        return [poses[0], beside]
+
+
+def test_an_object_that_fell_off_as_the_table_settled_is_not_on_it():
+    settings = SimCellSettings(objects_per_table=(2, 2), builtin=("box",),
+                               random_primitives=False, depth_noise=False)
+    cell = _OverTheEdgeCell(settings, seed=0, cache_dir=None)
+    assert cell.settled_on_table == [True, False]
+    assert cell.settled_poses[1][2, 3] < -0.2  # falling to the floor
