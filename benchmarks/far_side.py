@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from onboard import PickingCell, config_hash
-    from onboard.loop import ImageSearch
+    from onboard.loop import ImageSearch, planned_on_finer_cut
 
     recs = graded_logs(args.logs, "far_side")
     config = replay_config("far_side", args.cell, args.pad_friction, args.image)
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         for log, r in tqdm(recs, desc="replaying", unit="trial", file=sys.stderr):
             frame = dataclasses.replace(template, depth_m=log.image(r.trial_id, "before_depth"),
                                         seq=r.trial_id, instance_ids=None)
-            masks = cell.loop.segmenter.segment(frame)
+            masks = cell.loop.segment(frame, finer_cut=planned_on_finer_cut(r.features))
             if not masks:
                 continue
             score, far = far_sides(search, frame, masks, r.T_base_tcp, grip.open_width_m)

@@ -61,7 +61,7 @@ def replay(log_dirs: list[Path], variants: list[dict], base, limit: int = 0,
     from tqdm import tqdm
 
     from onboard import PickingCell, TrialLogError, config_hash
-    from onboard.loop import pose_as_scored
+    from onboard.loop import planned_on_finer_cut, pose_as_scored
 
     recs = [(log, r) for log, r in graded_logs(log_dirs, "replay_cell")
             if not labels or r.object_label in labels]
@@ -80,11 +80,13 @@ def replay(log_dirs: list[Path], variants: list[dict], base, limit: int = 0,
                 try:
                     frame = stored_frame(template, log, r.trial_id)
                     # the pose as scored: the executed one less its centring on the readings
+                    finer = planned_on_finer_cut(r.features)  # segmented as planned
                     scores[v, k] = cell.loop.score_pose(
-                        frame, pose_as_scored(r.T_base_tcp, r.features or {}))[0]
+                        frame, pose_as_scored(r.T_base_tcp, r.features or {}),
+                        finer_cut=finer)[0]
                     if masks_dir is not None and v == 0:
                         write_masks(masks_dir / f"trial-{r.trial_id}.png", cell.loop, frame,
-                                    r.T_base_tcp)
+                                    r.T_base_tcp, finer_cut=finer)
                 except (ValueError, TrialLogError) as exc:
                     print(f"trial {r.trial_id}: {exc}", file=sys.stderr)
     return [r for _, r in recs], scores
@@ -152,15 +154,16 @@ def stored_frame(template, log, trial_id: int):
                                instance_ids=None)
 
 
-def write_masks(path: Path, loop, frame, T_base_tcp: np.ndarray) -> None:
-    """A PNG of the segmenter's masks on frame (each a grey, the target of a grasp at
-    T_base_tcp in red: the mask nearest its fingertips' point, as PickingLoop.score_pose
-    takes it), for seeing what the scoring took as the object."""
+def write_masks(path: Path, loop, frame, T_base_tcp: np.ndarray, *,
+                finer_cut: bool = False) -> None:
+    """A PNG of the segmenter's masks on frame (its finer cut with finer_cut; each a grey,
+    the target of a grasp at T_base_tcp in red: the mask nearest its fingertips' point, as
+    PickingLoop.score_pose takes it), for seeing what the scoring took as the object."""
     import cv2
 
     from onboard.loop import nearest_mask
 
-    masks = loop.segmenter.segment(frame)
+    masks = loop.segment(frame, finer_cut=finer_cut)
     picture = np.full((*frame.depth_m.shape, 3), 255, np.uint8)
     for k, m in enumerate(masks):
         picture[m.mask.astype(bool)] = 90 + 120 * k // max(len(masks), 1)

@@ -32,6 +32,7 @@ def replay_run(cell, search, template, log_dir: Path) -> None:
     from tqdm import tqdm
 
     from onboard import TrialLog, TrialLogError
+    from onboard.loop import planned_on_finer_cut
     from vision import seen_width
 
     stroke = cell.loop.config.gripper.open_width_m
@@ -41,7 +42,7 @@ def replay_run(cell, search, template, log_dir: Path) -> None:
     for r in tqdm(recs, desc=str(log_dir), unit="trial", file=sys.stderr):
         try:
             frame = stored_frame(template, log, r.trial_id)
-            masks = cell.loop.segmenter.segment(frame)
+            masks = cell.loop.segment(frame, finer_cut=planned_on_finer_cut(r.features))
             if not masks:
                 continue
             sp = search.scored_pose(frame, masks, r.T_base_tcp)

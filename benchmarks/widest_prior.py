@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from onboard import PickingCell, config_hash
-    from onboard.loop import ImageSearch, pose_as_scored
+    from onboard.loop import ImageSearch, planned_on_finer_cut, pose_as_scored
     from scoring import DepthParams
 
     recs = graded_logs(args.logs, "widest_prior")
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         mu = search.jaw.friction
         for log, r in tqdm(recs, desc="replaying", unit="trial", file=sys.stderr):
             frame = stored_frame(template, log, r.trial_id)
-            masks = cell.loop.segmenter.segment(frame)
+            masks = cell.loop.segment(frame, finer_cut=planned_on_finer_cut(r.features))
             if not masks:
                 continue
             try:

@@ -20,7 +20,7 @@ from drivers.camera import Camera, RGBDFrame
 from drivers.gripper import Gripper
 from drivers.hand import Hand
 from scoring import GripperProjection, JawLimits
-from vision import Segmenter
+from vision import ObjectMask, Segmenter
 
 from .._cellfile import CellConfig, jaw_friction
 from .._devices import load_calibration_file
@@ -157,20 +157,31 @@ class PickingLoop:
             return plan.choice
         return dataclasses.replace(plan.choice, trial_id=rec.trial_id, stage_s=clock.stage_s)
 
-    def score_pose(self, frame: RGBDFrame,
-                   T_base_tcp: np.ndarray) -> tuple[float, dict[str, float]]:
+    def segment(self, frame: RGBDFrame, *, finer_cut: bool = False) -> list[ObjectMask]:
+        """The segmenter's masks of frame, or with finer_cut its finer cut (segment_finer),
+        the masks the planner grasps on where nothing in view had a grasp; a logged grasp
+        says which it was planned on (planned_on_finer_cut of its features)."""
+        if finer_cut:
+            return self.segmenter.segment_finer(frame)
+        return self.segmenter.segment(frame)
+
+    def score_pose(self, frame: RGBDFrame, T_base_tcp: np.ndarray, *,
+                   finer_cut: bool = False) -> tuple[float, dict[str, float]]:
         """(score, features by name) the cell's scoring gives a straight-down grasp at
         T_base_tcp (base frame) on frame: its target is the segmented object nearest the
-        fingertips' point in the camera image, its neighbours obstacles, as in a search. For
-        re-scoring logged trials on their stored frames with other settings (paired ablations)
-        and for checking a grasp a controller proposes. ValueError when nothing is segmented."""
+        fingertips' point in the camera image, its neighbours obstacles, as in a search;
+        finer_cut: on the segmenter's finer cut, as the planner segmented a grasp logged with
+        features["finer_cut"]. For re-scoring logged trials on their stored frames with other
+        settings (paired ablations) and for checking a grasp a controller proposes.
+        ValueError when nothing is segmented."""
         if self._image_search is None:
             raise ValueError(f"score_pose scores parallel-jaw grasps; this cell carries the "
                              f"{self.hand.name} hand")
         T = check_tcp_pose(T_base_tcp, "T_base_tcp")
-        masks = self.segmenter.segment(frame)
+        masks = self.segment(frame, finer_cut=finer_cut)
         if not masks:
-            raise ValueError(f"score_pose: nothing segmented in frame {frame.seq}")
+            cut = "the finer cut of " if finer_cut else ""
+            raise ValueError(f"score_pose: nothing segmented in {cut}frame {frame.seq}")
         return self._image_search.score_pose(frame, masks, T)
 
     def _write_trial(self, plan: Plan, ex: Execution | None, clock: StageClock, *,

@@ -93,6 +93,7 @@ class Planner:
             return Plan(NoGrasp("nothing segmented in view", clock.stage_s), frame, masks)
         best, unholdable, fallbacks = self._ask_sources(frame, masks, targets, clock)
         min_score = self.config.scoring.min_score
+        first_cut = masks
         if (best is None or best.score < min_score) and object_label is None:
             masks, best, unholdable, fallbacks = self._finer(frame, masks, best, unholdable,
                                                              fallbacks, clock)
@@ -109,6 +110,9 @@ class Planner:
         with clock.stage("choose"):
             choice, level = best.source.choose(best, frame, masks, clock,
                                                validate=self.mode == "validate")
+            if masks is not first_cut:
+                # logged with the grasp, so that re-scoring it segments as planned
+                choice.features[FINER_CUT] = 1.0
             plan = Plan(choice, frame, masks, best.sil, best.mask_index, level,
                         getattr(self.segmenter, "last_plane", None),
                         getattr(best.source, "last_view", None), fallbacks)   # view: the database's only
@@ -214,6 +218,15 @@ class Planner:
                 why = f"camera: {exc}"
                 log.warning("capture attempt %d failed: %s", attempt + 1, exc)
         return None, why
+
+
+FINER_CUT = "finer_cut"  # the feature (1.0) of a grasp planned on the segmenter's finer cut
+
+
+def planned_on_finer_cut(features: dict[str, float] | None) -> bool:
+    """Whether a grasp with these (logged) features was planned on the segmenter's finer cut
+    (Planner._finer), so that re-scoring it must segment the same way."""
+    return bool((features or {}).get(FINER_CUT, 0.0))
 
 
 SAME_MASK_IOU = 0.95  # a finer cut's mask this close to one of the first cut's is not new

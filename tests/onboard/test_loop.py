@@ -639,3 +639,31 @@ def test_a_box_joined_with_a_wide_one_is_cut_finer_and_picked(tmp_path, monkeypa
         left = c.devices.truth.world.on_table()
     assert rec.success, (rec.outcome, rec.error, rec.score)
     assert left == [0]  # the wide box stays; the narrow one went into the bin
+
+
+def test_a_grasp_planned_on_the_finer_cut_scores_again_on_it(tmp_path, monkeypatch):
+    """A grasp planned on the finer cut's piece is logged as such (features["finer_cut"]),
+    and re-scoring it with that cut (as the replays do) gives its planned score back; on
+    the first cut's joined mask, wider than the stroke, it scores otherwise."""
+    from onboard import GraspChoice
+    from onboard.loop import FINER_CUT, planned_on_finer_cut
+
+    with _a_box_against_a_wide_box_cell(tmp_path / "finer", monkeypatch, finer=True) as c:
+        plan = c.loop.plan()
+        assert isinstance(plan.choice, GraspChoice), plan.choice
+        assert plan.choice.features[FINER_CUT] == 1.0
+        assert planned_on_finer_cut(plan.choice.features)
+        T = pose_as_scored(plan.choice.T_base_tcp, plan.choice.features)
+        again, _ = c.loop.score_pose(plan.frame, T, finer_cut=True)
+        joined, _ = c.loop.score_pose(plan.frame, T)
+    assert again == pytest.approx(plan.choice.score, abs=1e-4)
+    assert joined < plan.choice.score - 0.1
+
+
+def test_a_grasp_on_the_first_cut_is_not_marked_as_cut_finer(cell):
+    """A plan whose first cut had a grasp carries no finer-cut mark."""
+    from onboard.loop import planned_on_finer_cut
+
+    plan = cell.loop.plan()
+    assert hasattr(plan.choice, "features"), plan.choice
+    assert not planned_on_finer_cut(plan.choice.features)
