@@ -19,6 +19,8 @@ same seed, and both passes print the top grasp per object over the objects the j
 top, within the stroke: a lying mug whose body fits beside its handle is holdable) and how
 many objects wider than the stroke there each refused (never tried), from the simulator's
 truth where the objects settled (one thrown off the table as it settled counts in neither).
+Tan's pass spends trials on the wide objects and so reaches fewer tables: ``--compare-best N``
+gives it more trials, and ``pool_runs`` compares the two on the tables both reached.
 ``--cell FILE`` runs the cell that cell file describes (a jaw under benchmarks/jaws/),
 ``--pad-friction`` overriding its pads' friction (both keys). ``--search antipodal`` and ``--scene-budget`` set the cell file's
 ``scoring.search`` and ``scoring.scene_budget`` (issue 24's faster planning) for every pass.
@@ -622,6 +624,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the cell this cell file describes (benchmarks/jaws/*.yaml)")
     p.add_argument("--compare", default=None, choices=("tan2024",),
                    help="a second best-policy pass with this measure, on the same seed")
+    p.add_argument("--compare-best", type=int, default=None, metavar="N",
+                   help="the compared pass's trials (default --best's): more, so that it "
+                        "reaches the tables the loop's pass did (it spends trials on the "
+                        "objects wider than the stroke; pool_runs compares the tables both "
+                        "reached)")
     p.add_argument("--pad-friction", type=float, default=None,
                    help="pad friction, both keys (0.5: taped; default the cell file's, 1.0)")
     p.add_argument("--no-join-touching", action="store_true",
@@ -701,12 +708,13 @@ def main(argv: list[str] | None = None) -> int:
         passes = {f"the loop's score ({args.measure})": objects_summary(brecs, btruth, btables)}
         if args.compare:
             ctruth = Truth(stroke_m, reach_m)
-            crecs, _, ctables = run(args.best, "best", args.seed + 1, args.ycb, image,
+            n_compare = args.best if args.compare_best is None else args.compare_best
+            crecs, _, ctables = run(n_compare, "best", args.seed + 1, args.ycb, image,
                                     out / f"best_{args.compare}", truth=ctruth,
                                     **{**kw, "measure": args.compare})
             dump(crecs, out / f"best_{args.compare}.jsonl", ctables)
             dump_truth(ctruth, out / f"best_{args.compare}_truth.json")
-            print(f"\n## best-grasp policy with {args.compare} alone: {args.best} trials, same "
+            print(f"\n## best-grasp policy with {args.compare} alone: {n_compare} trials, same "
                   f"seed\n")
             no_grasp_reasons(crecs)
             first_attempts(crecs, ctables)

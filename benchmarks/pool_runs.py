@@ -8,6 +8,8 @@ best_truth.json) add up: the top grasp held over the objects the jaw can hold, a
 holdable objects the loop offered no grasp counted as missed, and the objects wider than the
 stroke that were never tried. Runs without a best-grasp pass (bench_cell --best
 0) count in the validate columns only; the row says how many runs its top grasps come from.
+Runs with bench_cell --compare tan2024 add a table: the top grasps of the loop's best pass and
+of Tan's measure alone's, on the same tables.
 docs/figures.md, "Several jaws, the final code: the stroke against the seen width, seeds 5 to
 7 again":
 
@@ -56,19 +58,42 @@ def validate_auc(runs: list[Path]) -> str:
             f"{auc(s[ycb], y[ycb]):.3f} / {auc(t[ycb], y[ycb]):.3f} ({ycb.sum()})")
 
 
-def top_grasps(runs: list[Path]) -> str:
+COMPARED = "best_tan2024"  # bench_cell --compare tan2024's best-grasp pass
+
+
+def _truth(run: Path, best_pass: str) -> dict:
+    """A best-grasp pass's best_truth.json (bench_cell.dump_truth), with a clear error."""
+    path = run / f"{best_pass}_truth.json"
+    if not path.is_file():
+        raise SystemExit(f"pool_runs: {path} does not exist (a bench_cell run with --best)")
+    return json.loads(path.read_text())
+
+
+def tables_reached(run: Path, passes: tuple[str, ...]) -> set[int]:
+    """The table numbers every one of a run's passes reached (the same seed lays the same
+    tables; a pass that spends its trials on wide objects reaches fewer)."""
+    reached = [set(map(int, _truth(run, p)["tables"])) for p in passes]
+    return set.intersection(*reached)
+
+
+def top_grasps(runs: list[Path], best_pass: str = "best",
+               only_tables: list[set[int]] | None = None) -> str:
     """The best-grasp passes' top grasp held (the first grasp on each object the jaw can
     hold, as bench_cell's objects_summary counts it), the same with the holdable objects
     offered no grasp counted as missed (bench_cell.offered_none), and the wide objects never
-    tried."""
+    tried. best_pass: which pass ("best", or "best_tan2024", bench_cell --compare's);
+    only_tables: per run, the tables counted (all the pass reached when None)."""
     held = tried = wide = refused = none = 0
-    for run in runs:
-        recs = _rows(run / "best.jsonl")
-        truth_path = run / "best_truth.json"
-        if not truth_path.is_file():
-            raise SystemExit(f"pool_runs: {truth_path} does not exist (a bench_cell run with "
-                             f"--best)")
-        truth = json.loads(truth_path.read_text())
+    for n, run in enumerate(runs):
+        recs = _rows(run / f"{best_pass}.jsonl")
+        truth = _truth(run, best_pass)
+        if only_tables is not None:
+            keep = only_tables[n]
+            truth["tables"] = {t: o for t, o in truth["tables"].items() if int(t) in keep}
+            pairs = [(r, hit) for r, hit in zip(recs, truth["grasped"])
+                     if r["table"] in keep]
+            recs = [r for r, _ in pairs]
+            truth["grasped"] = [hit for _, hit in pairs]
         first: dict[tuple[int, int], bool] = {}
         seen = set()
         for r, hit in zip(recs, truth["grasped"]):
@@ -107,7 +132,23 @@ def main(argv: list[str] | None = None) -> int:
         top = top_grasps(best)
         if len(best) < len(args.runs):
             top = top.replace(" | ", f" (of {len(best)} of the {len(args.runs)} runs) | ")
-    print(f"| {validate_auc(args.runs)} | {top} |")
+    graded = [run for run in args.runs if (run / "validate.jsonl").is_file()]
+    auc_cols = (validate_auc(graded) if graded else
+                " | ".join(["no validate pass"] * 4))
+    print(f"| {auc_cols} | {top} |")
+    compared = [run for run in best if (run / f"{COMPARED}.jsonl").is_file()]
+    if compared:
+        print(f"\n| best-grasp passes of the {len(compared)} run(s) with Tan's beside "
+              f"(bench_cell --compare tan2024) | top grasp held | with those offered no grasp "
+              f"| wider than the stroke refused |\n|---|---|---|---|")
+        both = [tables_reached(run, ("best", COMPARED)) for run in compared]
+        n = sum(map(len, both))
+        print(f"| the loop's score | {top_grasps(compared)} |")
+        print(f"| Tan's measure alone | {top_grasps(compared, COMPARED)} |")
+        print(f"| the loop's score, the {n} tables both reached | "
+              f"{top_grasps(compared, only_tables=both)} |")
+        print(f"| Tan's measure alone, the same tables | "
+              f"{top_grasps(compared, COMPARED, only_tables=both)} |")
     return 0
 
 
