@@ -404,22 +404,25 @@ def offered_none(holdable: set, tried: set, declined_tables: set) -> list[tuple[
     return sorted(h for h in holdable - tried if h[0] in declined_tables)
 
 
-def objects_summary(recs, truth: Truth, tables: list[int]) -> dict:
+def objects_summary(recs, truth: Truth, tables: list[int],
+                    only_tables: set[int] | None = None) -> dict:
     """From the simulator's truth: the top grasp per object (the first grasp on each object
     the jaw can hold: the narrowest true width of its part within the pads' reach of its top
     within the stroke), the holdable objects offered no grasp (offered_none; tables: each
     record's table), and the objects wider than the stroke there that were never tried
-    (refused), counted over the tables the pass saw. The whole object's width would call a
-    lying mug wide, though its body beside the handle fits the stroke and holds."""
+    (refused), counted over the tables the pass saw (only_tables: over those of them). The
+    whole object's width would call a lying mug wide, though its body beside the handle fits
+    the stroke and holds."""
+    keep = set(truth.tables) if only_tables is None else set(only_tables)
     holdable, wide = set(), set()
     for t, objs in truth.tables.items():
         for k, o in enumerate(objs):
-            if o.on_table:
+            if o.on_table and t in keep:
                 (holdable if o.reach_width_m <= truth.stroke_m else wide).add((t, k))
     first: dict[tuple[int, int], bool] = {}
     tried = set()
-    for r, hit in zip(recs, truth.grasped):
-        if hit is None or r.success is None:
+    for r, hit, t in zip(recs, truth.grasped, tables):
+        if hit is None or r.success is None or t not in keep:
             continue
         tried.add(hit)
         if hit in holdable and hit not in first:
@@ -427,7 +430,7 @@ def objects_summary(recs, truth: Truth, tables: list[int]) -> dict:
     by_group: dict[str, list[bool]] = {}
     for (t, k), held in first.items():
         by_group.setdefault(group_of(truth.tables[t][k].name), []).append(held)
-    declined = {t for r, t in zip(recs, tables) if r.outcome == "no_grasp"}
+    declined = {t for r, t in zip(recs, tables) if r.outcome == "no_grasp" and t in keep}
     none = [f"{truth.tables[t][k].name} ({truth.tables[t][k].reach_width_m * 1e3:.0f} mm)"
             for t, k in offered_none(holdable, tried, declined)]
     return {"held": sum(first.values()), "tried": len(first), "holdable": len(holdable),
@@ -719,6 +722,12 @@ def main(argv: list[str] | None = None) -> int:
             no_grasp_reasons(crecs)
             first_attempts(crecs, ctables)
             passes[f"{args.compare} alone"] = objects_summary(crecs, ctruth, ctables)
+            # the same seed lays the same tables; the compared pass reaches fewer of them
+            both = set(btruth.tables) & set(ctruth.tables)
+            passes[f"the loop's score, the {len(both)} tables both reached"] = \
+                objects_summary(brecs, btruth, btables, both)
+            passes[f"{args.compare} alone, the same tables"] = \
+                objects_summary(crecs, ctruth, ctables, both)
         objects_table(passes)
     print(f"\ntrial logs under {out} (graspline trials report DIR --out REPORT)")
     return 0
