@@ -22,8 +22,9 @@ truth where the objects settled (one thrown off the table as it settled counts i
 Tan's pass spends trials on the wide objects and so reaches fewer tables: ``--compare-best N``
 gives it more trials, and ``pool_runs`` compares the two on the tables both reached.
 ``--cell FILE`` runs the cell that cell file describes (a jaw under benchmarks/jaws/),
-``--pad-friction`` overriding its pads' friction (both keys). ``--search antipodal`` and ``--scene-budget`` set the cell file's
-``scoring.search`` and ``scoring.scene_budget`` (issue 24's faster planning) for every pass.
+``--pad-friction`` overriding its pads' friction (both keys). ``--search antipodal`` and
+``--scene-budget`` set the cell file's ``scoring.search`` and ``scoring.scene_budget`` (issue
+24's faster planning) for every pass.
 
 Run from the repository root:
 
