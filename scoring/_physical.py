@@ -14,8 +14,9 @@ limits in SI units; each is a factor in [0, 1] on Tan's score (``measure="graspl
   body beside a grasp on its handle). The palm's footprint is the band between the open
   fingers, as wide as the fingers; with ``JawLimits.palm_width_m`` (and ``palm_length_m``) it
   is the palm's own rectangle (default length: the open fingers with their bodies). A wide
-  palm over a neighbour's seen outline by no more than the outline's bias (a graze) may land
-  or not: its factor ``score_palm`` is 0.5 there (1 clear, 0 landing).
+  palm whose side lies within the outline's bias of a neighbour's seen outline, over it or
+  beside it (a graze), may land or not: its factor ``score_palm`` is 0.5 there (1 clear, 0
+  landing).
 - contact : the height of the object's side that the pads meet (how far the pad overlaps
   it), ramping from 0 at ``min_contact_m`` to 1 at ``contact_full_m``: ``full_contact_m``
   for pads of friction ``contact_friction_ref`` (taped, μ 0.5), the ramp's span scaled by
@@ -64,13 +65,16 @@ from ._types import GripperProjection
 
 G = 9.81  # m/s²
 # the depth silhouette's outline runs up to two camera pixels (about 2.5 mm at 0.7 m) wide of
-# an object, at its depth (vision/_width.py): a palm of its own size lands on a neighbour
-# where it overlaps that outline by more than this, and may land where it overlaps it by
-# less (a graze): then its factor is PALM_GRAZE_FACTOR, the odds the true edge lies outside
-# the palm. Measured on the rubber and taped short-pad and Franka hands' runs (seeds 10-60,
-# graded draws and best passes): of 31 grazing grasps scored 0.5 or more 16 held (52 %,
-# against 96 % of those clear of any outline), 20 of all 50 grazes were protective stops
-# (docs/scoring.md, "Finger bodies")
+# an object, at its depth, where the segmenter claims the lost pixels beside it, and as far
+# narrow where the readings lose its edge (vision/_width.py): a palm of its own size lands on
+# a neighbour where it overlaps that outline by more than this, and may land where its side
+# lies within this of the outline either way (a graze): then its factor is
+# PALM_GRAZE_FACTOR, the odds the true edge lies outside the palm. Measured on the rubber and
+# taped short-pad and Franka hands' runs (seeds 10-60, graded draws and best passes): of 31
+# grasps scored 0.5 or more whose palm overlapped an outline by less than this 16 held (52 %,
+# against 96 % of those clear of any outline), 20 of all 50 such were protective stops
+# (docs/scoring.md, "Finger bodies"); seed 100's Franka hand landed its palm on a box whose
+# outline lay 2.2 mm beyond the palm's side (docs/scoring.md, "The palm's graze either way")
 PALM_OUTLINE_BIAS_M = 0.0025
 PALM_GRAZE_FACTOR = 0.5
 # the tilt term's height profile: read this far in from each contact (averaged across the
@@ -372,11 +376,12 @@ def _wide_palm_factor(jaw: JawLimits, view: DepthView, x: np.ndarray, y: np.ndar
     with palm_width_m (and palm_length_m, default the open fingers with their bodies): 0
     where the palm, its sides less the outline's bias (PALM_OUTLINE_BIAS_M), lands on
     anything higher than palm_m above the fingertips; PALM_GRAZE_FACTOR where only the palm
-    at its own size does (a graze); 1 else. Never narrower than the fingers' band."""
+    with its sides out by that bias does (a graze: the outline errs either way); 1 else.
+    Never narrower than the fingers' band."""
     m = view.metres_per_px
     band = float(np.max(np.abs(offsets)))
     halves = []
-    for bias_m in (0.0, PALM_OUTLINE_BIAS_M):
+    for bias_m in (-PALM_OUTLINE_BIAS_M, PALM_OUTLINE_BIAS_M):  # the graze's, the landing's
         half_len = half_r + body_px if math.isnan(jaw.palm_length_m) else \
             max((0.5 * jaw.palm_length_m - bias_m) / m, half_r)
         halves += [half_len, max((0.5 * jaw.palm_width_m - bias_m) / m, band)]
