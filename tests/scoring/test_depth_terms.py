@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scoring import (DepthParams, DepthView, GripperProjection, JawLimits, contact_full_m,
                      mean_patch_radius_m, narrowest_width_m, physical_terms, score_candidates,
                      search_grasps)
+from scoring._physical import PALM_GRAZE_FACTOR as GRAZE  # private: the palm's factor
 from scoring.shapes import ellipse, rectangle
 
 M = 0.001  # metres per pixel
@@ -272,8 +273,8 @@ def test_jaw_limits_refuse_a_finger_length_that_is_not_a_positive_number(bad):
 @pytest.mark.parametrize("edge_px, height_m, palm_width_m, palm_factor", [
     (19, 0.08, 0.05, 0.0),         # 6 mm under a 50 mm palm (half 25 mm): it lands
     (30, 0.08, 0.05, 1.0),         # a gap wider than the palm: it passes beside
-    (24, 0.08, 0.05, 0.5),         # 1 mm under it, within the outline's bias: a graze
-    (27, 0.08, 0.05, 0.5),         # 2 mm beside it, within the bias: the outline may run
+    (24, 0.08, 0.05, GRAZE),       # 1 mm under it, within the outline's bias: a graze
+    (27, 0.08, 0.05, GRAZE),       # 2 mm beside it, within the bias: the outline may run
                                    # narrow (seed 100's Franka hand landed on one 2.2 mm out)
     (28, 0.08, 0.05, 1.0),         # 3 mm beside it, beyond the bias: clear
     (19, 0.03, 0.05, 1.0),         # lower than the 60 mm fingers: the palm stays above it
@@ -286,8 +287,8 @@ def test_a_palm_wider_than_the_fingers_lands_on_a_tall_neighbour_beside_them(
     centre line, outside the fingers' band: a palm wider than the fingers lands on it when
     it is taller than the fingers are long and under the palm by more than the silhouette's
     outline bias (a lying mug's body beside a grasp on its handle), and may land on it when
-    it is under the palm by less or beside it by less: a graze halves the score (16 of 31
-    such grasps held)."""
+    it is under the palm or beside it by less (the outline may run narrow as well as wide):
+    a graze halves the score (16 of 31 such grasps held)."""
     bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
     neighbour = rectangle(SHAPE, (150.0 + edge_px + 15.0, 110.0), 30, 100)
     image = bar | neighbour
@@ -303,13 +304,14 @@ def test_a_palm_wider_than_the_fingers_lands_on_a_tall_neighbour_beside_them(
     assert float(sc.score[0]) == pytest.approx(palm_factor * float(clear.score[0]), abs=1e-6)
 
 
-@pytest.mark.parametrize("edge_px, palm_factor", [(24, 0.5), (22, 0.0), (27, 0.5), (28, 1.0)])
+@pytest.mark.parametrize("edge_px, palm_factor", [(24, GRAZE), (22, 0.0), (27, GRAZE),
+                                                   (28, 1.0)])
 def test_a_thin_rim_under_the_palms_edge_is_read_wherever_it_lies(edge_px, palm_factor):
     """A neighbour's rim one pixel wide (a mug's wall seen from above), 80 mm above the
     fingertips, edge_px from the grasp's centre line beside a 50 mm palm (25 px each way):
-    1 px under the palm's side or 2 px beside it it is a graze, 3 px under it (more than the
-    outline's 2.5 mm bias) it lands, 3 px beside it it is clear. Every pixel of the palm is read: a rim
-    between a sampled grid's lines is no less under the palm."""
+    1 px under the palm's side or 2 px beside it (within the outline's 2.5 mm bias either
+    way) it is a graze, 3 px under it it lands, 3 px beside it it is clear. Every pixel of
+    the palm is read: a rim between a sampled grid's lines is no less under the palm."""
     bar = rectangle(SHAPE, (150.0, 110.0), 20, 40)
     rim = rectangle(SHAPE, (150.0 + edge_px, 110.0), 1, 100)
     image = bar | rim
