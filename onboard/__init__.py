@@ -4,7 +4,7 @@ from ._cell import PickingCell, make_picking_service, open_picking_cell
 from ._cellfile import (ApproachesConfig, CameraConfig, CellConfig, CellFileError, DatabaseConfig, GripperConfig,
                         SegmenterConfig, SimConfig, config_hash, jaw_friction, load_cell_file,
                         parse_cell_file, sim_cell_file, sim_pad_friction)
-from ._devices import CellSetupError
+from ._devices import CellSetupError, sim_cell_settings
 from ._movement import MovementError, ObjectMovement, object_movement, pose_movement
 from ._report import roc_auc, wilson_interval, write_report
 from ._messages import ENDPOINT_COMMANDS, grasp_text
@@ -24,6 +24,7 @@ __all__ = [
     "config_hash",
     "jaw_friction",
     "sim_cell_file",
+    "sim_cell_settings",
     "sim_pad_friction",
     "EndpointServer",
     "ENDPOINT_COMMANDS",

@@ -52,8 +52,10 @@ class CellDevices:
             self.hand.shutdown()  # a Hand's close() closes its fingers; shutdown releases it
 
 
-def _sim_cell(config: CellConfig):
-    """The simulated cell the cell file describes (imports MuJoCo)."""
+def sim_cell_settings(config: CellConfig):
+    """The simulated cell's settings (offline_sim.cell.SimCellSettings) the cell file
+    describes: its jaw, pads, camera image and objects (imports MuJoCo); CellSetupError
+    naming the bad value."""
     try:
         mod = importlib.import_module(SIM_CELL_MODULE)
     except ImportError as exc:
@@ -63,7 +65,7 @@ def _sim_cell(config: CellConfig):
     try:
         # every key of the gripper section builds the simulated jaw (finger_thickness_m is
         # pad and body together in the cell file, the body alone in the jaw's model)
-        settings = mod.SimCellSettings(
+        return mod.SimCellSettings(
             objects_per_table=tuple(s.objects_per_table), ycb_dir=s.ycb_dir,
             finger_width_m=g.finger_width_m, open_width_m=g.open_width_m,
             finger_length_m=g.finger_length_m, pad_length_m=g.pad_length_m,
@@ -75,7 +77,16 @@ def _sim_cell(config: CellConfig):
             gripper_mjcf=s.gripper_mjcf,
             image_width_px=config.camera.width_px, image_height_px=config.camera.height_px,
             hand=s.hand)
-        return mod.SimCell(settings, seed=s.seed)
+    except ValueError as exc:
+        raise CellSetupError(f"sim: {exc}") from exc
+
+
+def _sim_cell(config: CellConfig):
+    """The simulated cell the cell file describes, on the cell file's seed (imports MuJoCo)."""
+    settings = sim_cell_settings(config)
+    mod = importlib.import_module(SIM_CELL_MODULE)
+    try:
+        return mod.SimCell(settings, seed=config.sim.seed)
     except ValueError as exc:
         raise CellSetupError(f"sim: {exc}") from exc
 

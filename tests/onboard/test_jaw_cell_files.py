@@ -160,3 +160,23 @@ def test_the_simulated_jaw_without_palm_keys_scores_with_the_palm_the_simulator_
     assert wide.gripper.palm_m() == pytest.approx((0.05, 0.188))
     real = parse_cell_file("gripper: {model: robotiq2f85, port: /dev/ttyUSB0}\n")
     assert all(math.isnan(v) for v in real.gripper.palm_m())  # unknown: between the fingers only
+
+
+def test_sim_cell_settings_are_the_settings_the_cell_files_simulated_cell_runs_on(tmp_path):
+    from onboard import CellSetupError, sim_cell_settings
+
+    config, _ = load_cell_file(JAWS / "short_pad.yaml")
+    config = msgspec.structs.replace(config, log_dir=str(tmp_path),
+                                     camera=CameraConfig(width_px=160, height_px=120),
+                                     sim=msgspec.structs.replace(config.sim, pad_friction=0.5))
+    s = sim_cell_settings(config)
+    # the finger body alone behind its pad (the cell file gives pad and body together)
+    assert (s.open_width_m, s.pad_length_m, s.finger_thickness_m, s.pad_friction) == \
+        pytest.approx((0.085, 0.020, 0.008, 0.5))
+    assert (s.palm_length_m, s.palm_width_m, s.image_width_px) == (0.137, 0.033, 160)
+    with PickingCell(config, config_hash(config)) as cell:
+        assert cell.devices.truth.settings == s  # the cell the loop drives runs on them
+    bad = msgspec.structs.replace(config, sim=msgspec.structs.replace(config.sim,
+                                                                      ycb_dir=str(tmp_path / "no")))
+    with pytest.raises(CellSetupError, match="ycb_dir"):
+        sim_cell_settings(bad)
