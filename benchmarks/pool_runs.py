@@ -8,7 +8,9 @@ best_truth.json) add up: the top grasp held over the objects the jaw can hold, a
 holdable objects the loop offered no grasp counted as missed, and the objects wider than the
 stroke that were never tried. Runs without a best-grasp pass (bench_cell --best
 0) count in the validate columns only; the row says how many runs its top grasps come from.
-Runs with bench_cell --compare tan2024 add a table: the top grasps of the loop's best pass and
+Runs judged by holdable_oracle (RUN/best_oracle.json) add a table: the same top grasps over
+the objects some grasp of the jaw held in the simulator (an object the pass did not hold that
+no grasp of the oracle's grid held is left out). Runs with bench_cell --compare tan2024 add a table: the top grasps of the loop's best pass and
 of Tan's measure alone's, on the same tables.
 docs/figures.md, "Several jaws, the final code: the stroke against the seen width, seeds 5 to
 7 again":
@@ -25,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_cell import auc, clustered_bootstrap, kind_of, offered_none
+from benchmarks.holdable_oracle import ORACLE_FILE
 
 
 def _rows(path: Path) -> list[dict]:
@@ -76,13 +79,25 @@ def tables_reached(run: Path, passes: tuple[str, ...]) -> set[int]:
     return set.intersection(*reached)
 
 
+def beyond_the_jaw(run: Path) -> set[tuple[int, int]]:
+    """(table, index) of the objects of a run's best pass that no grasp of holdable_oracle's
+    grid held, of those it tried (RUN/best_oracle.json), with a clear error where the run has
+    none."""
+    path = run / ORACLE_FILE
+    if not path.is_file():
+        raise SystemExit(f"pool_runs: {path} does not exist (python -m "
+                         f"benchmarks.holdable_oracle {run} ...)")
+    return {(v["table"], v["index"]) for v in json.loads(path.read_text()) if v["tried"] and not v["held"]}
+
+
 def top_grasps(runs: list[Path], best_pass: str = "best",
-               only_tables: list[set[int]] | None = None) -> str:
+               only_tables: list[set[int]] | None = None, physics: bool = False) -> str:
     """The best-grasp passes' top grasp held (the first grasp on each object the jaw can
     hold, as bench_cell's objects_summary counts it), the same with the holdable objects
     offered no grasp counted as missed (bench_cell.offered_none), and the wide objects never
     tried. best_pass: which pass ("best", or "best_tan2024", bench_cell --compare's);
-    only_tables: per run, the tables counted (all the pass reached when None)."""
+    only_tables: per run, the tables counted (all the pass reached when None). physics: leave
+    out the objects the pass did not hold that no grasp of holdable_oracle's grid held either."""
     held = tried = wide = refused = none = 0
     for n, run in enumerate(runs):
         recs = _rows(run / f"{best_pass}.jsonl")
@@ -103,12 +118,17 @@ def top_grasps(runs: list[Path], best_pass: str = "best",
             seen.add((t, k))
             if truth["tables"][str(t)][k]["holdable"] and (t, k) not in first:
                 first[(t, k)] = bool(r["success"])
+        if physics:
+            beyond = beyond_the_jaw(run)
+            first = {h: ok for h, ok in first.items() if h not in beyond}
         held += sum(first.values())
         tried += len(first)
         wides = {(int(t), k) for t, objs in truth["tables"].items()
                  for k, o in enumerate(objs) if o.get("on_table", True) and not o["holdable"]}
         holdable = {(int(t), k) for t, objs in truth["tables"].items()
                     for k, o in enumerate(objs) if o["holdable"]}
+        if physics:
+            holdable -= beyond
         declined = {r["table"] for r in recs if r["outcome"] == "no_grasp"}
         none += len(offered_none(holdable, seen, declined))
         wide += len(wides)
@@ -136,6 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     auc_cols = (validate_auc(graded) if graded else
                 " | ".join(["no validate pass"] * 4))
     print(f"| {auc_cols} | {top} |")
+    judged = [run for run in best if (run / ORACLE_FILE).is_file()]
+    if judged:
+        print(f"\n| best-grasp passes of the {len(judged)} run(s) judged by holdable_oracle | "
+              f"top grasp held | with those offered no grasp | wider than the stroke refused |"
+              f"\n|---|---|---|---|")
+        print(f"| the holdable objects by width (as above) | {top_grasps(judged)} |")
+        print(f"| those some grasp of the jaw held in the simulator | "
+              f"{top_grasps(judged, physics=True)} |")
     compared = [run for run in best if (run / f"{COMPARED}.jsonl").is_file()]
     if compared:
         print(f"\n| best-grasp passes of the {len(compared)} run(s) with Tan's beside "
