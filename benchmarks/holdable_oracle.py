@@ -10,10 +10,11 @@ the objects that do not touch it (a table is left to the objects the loop could 
 and executes a grid of grasps straight down: the fingertips at ``--depths`` depths under its
 top, from 2 mm to the deepest where the part above them still fits the stroke less 2 mm and
 the fingers reach, each closing across that part's narrowest direction, at its middle and a
-quarter of its length either side. An object with no such grasp (a mug whose rim is wider
-than the stroke: a rim grasp, one pad inside, is not in the grid) is not judged. Each grasp runs as the loop's
-does (hold_physics.execute: approach, close at the gripper's speed and force, lift 10 cm,
-hold 0.5 s) from the table as laid (MuJoCo's state restored between grasps). An object no
+quarter of its length either side. An object with no such grasp (a mug whose rim comes
+within 2 mm of the stroke: a rim grasp, one pad inside, is not in the grid) is not judged and
+stays counted. Each grasp runs as the loop's does (hold_physics.execute: approach, close at
+the gripper's speed and force, lift 10 cm, hold 0.5 s) from the same state, the table as
+laid with those neighbours parked (MuJoCo's state restored between grasps). An object no
 grasp of the grid held is one this jaw cannot hold there, as far as the grid can tell: a
 grid is a search, not a proof, so the figure it changes is reported beside the geometric one,
 never instead.
@@ -22,7 +23,7 @@ Writes RUN/best_oracle.json (per object: table, index, name, what the pass did, 
 of tried, and each grasp's depth and outcome), which ``pool_runs`` reads when present. Run
 from the repository root with the run's own cell, friction, seed and YCB folder:
 
-    .venv/bin/python -m benchmarks.holdable_oracle /work/runs/sh05_s100 \\
+    .venv/bin/python -m benchmarks.holdable_oracle OUT \\
         --cell benchmarks/jaws/short_pad.yaml --pad-friction 0.5 --seed 100 \\
         --ycb ../shared/data/ycb
 """
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 import time
