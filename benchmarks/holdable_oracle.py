@@ -19,7 +19,8 @@ grasp of the grid held is one this jaw cannot hold there, as far as the grid can
 grid is a search, not a proof, so the figure it changes is reported beside the geometric one,
 never instead.
 
-Writes RUN/best_oracle.json (per object: table, index, name, what the pass did, grasps held
+Writes RUN/best_oracle.json (``--pass best_tan2024``: bench_cell --compare's pass, to
+best_tan2024_oracle.json; per object: table, index, name, what the pass did, grasps held
 of tried, and each grasp's depth and outcome), which ``pool_runs`` reads when present. Run
 from the repository root with the run's own cell, friction, seed and YCB folder:
 
@@ -44,7 +45,13 @@ from benchmarks.hold_physics import execute
 DEPTH_MIN_M = 0.002     # the shallowest fingertip depth tried under the object's top
 FINGER_CLEAR_M = 0.002  # the section at the deepest depth tried is the stroke less this
 TOUCH_M = 0.01          # a neighbour's footprint this close to the object's stays (it may prop it)
-ORACLE_FILE = "best_oracle.json"
+ORACLE_SUFFIX = "_oracle.json"  # PASS_oracle.json beside PASS.jsonl
+
+
+def oracle_file(run: Path, best_pass: str = "best") -> Path:
+    """Where holdable_oracle writes its verdicts on a run's best-grasp pass ("best", or
+    "best_tan2024", bench_cell --compare's)."""
+    return run / f"{best_pass}{ORACLE_SUFFIX}"
 
 
 @dataclass
@@ -66,14 +73,14 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def disputed(run: Path) -> list[tuple[int, int, str]]:
+def disputed(run: Path, best_pass: str = "best") -> list[tuple[int, int, str]]:
     """(table, index, what the pass did) of the objects a best pass counts as holdable by
     width but did not hold on its top grasp: dropped, or offered no grasp on a table the
     loop left saying so (pool_runs' count)."""
     from benchmarks.bench_cell import offered_none
 
-    recs = _rows(run / "best.jsonl")
-    truth = json.loads((run / "best_truth.json").read_text())
+    recs = _rows(run / f"{best_pass}.jsonl")
+    truth = json.loads((run / f"{best_pass}_truth.json").read_text())
     first: dict[tuple[int, int], bool] = {}
     seen = set()
     for r, hit in zip(recs, truth["grasped"]):
@@ -183,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, required=True, help="the run's --seed")
     p.add_argument("--ycb", default=None, help="the run's --ycb")
     p.add_argument("--depths", type=int, default=5, help="fingertip depths per object")
+    p.add_argument("--pass", dest="best_pass", default="best",
+                   help="the best-grasp pass to judge: best, or best_tan2024 (--compare's)")
     args = p.parse_args(argv)
     from tqdm import tqdm
 
@@ -190,13 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     from offline_sim.cell import SimCell
     from onboard import sim_cell_settings
 
-    for name in ("best.jsonl", "best_truth.json"):
+    for name in (f"{args.best_pass}.jsonl", f"{args.best_pass}_truth.json"):
         if not (args.run / name).is_file():
             print(f"holdable_oracle: {args.run / name} does not exist (a bench_cell run with "
                   f"--best)", file=sys.stderr)
             return 2
-    truth = json.loads((args.run / "best_truth.json").read_text())
-    todo = disputed(args.run)
+    truth = json.loads((args.run / f"{args.best_pass}_truth.json").read_text())
+    todo = disputed(args.run, args.best_pass)
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         # the best pass runs on the run's seed + 1 (bench_cell.main)
@@ -221,12 +230,13 @@ def main(argv: list[str] | None = None) -> int:
                                                      for a, b, c in v.grasps))
         finally:
             cell.close()
-    (args.run / ORACLE_FILE).write_text(json.dumps([asdict(v) for v in verdicts], indent=1))
+    out = oracle_file(args.run, args.best_pass)
+    out.write_text(json.dumps([asdict(v) for v in verdicts], indent=1))
     some = sum(v.held > 0 for v in verdicts)
     blank = sum(v.tried == 0 for v in verdicts)
     print(f"# {args.run.name}: {len(verdicts)} objects not held on the top grasp, {some} of them "
           f"held by some grasp of the grid, {blank} not judged (no grasp in the grid) ({sum(v.tried for v in verdicts)} grasps, "
-          f"{time.monotonic() - t0:.0f} s); written to {args.run / ORACLE_FILE}")
+          f"{time.monotonic() - t0:.0f} s); written to {out}")
     return 0
 
 

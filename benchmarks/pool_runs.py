@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_cell import auc, clustered_bootstrap, kind_of, offered_none
-from benchmarks.holdable_oracle import ORACLE_FILE
+from benchmarks.holdable_oracle import oracle_file
 
 
 def _rows(path: Path) -> list[dict]:
@@ -79,25 +79,34 @@ def tables_reached(run: Path, passes: tuple[str, ...]) -> set[int]:
     return set.intersection(*reached)
 
 
-def beyond_the_jaw(run: Path) -> set[tuple[int, int]]:
+def beyond_the_jaw(run: Path, best_pass: str = "best") -> set[tuple[int, int]]:
     """(table, index) of the objects of a run's best pass that no grasp of holdable_oracle's
     grid held, of those it tried (RUN/best_oracle.json), with a clear error where the run has
     none."""
-    path = run / ORACLE_FILE
+    path = oracle_file(run, best_pass)
     if not path.is_file():
         raise SystemExit(f"pool_runs: {path} does not exist (python -m "
-                         f"benchmarks.holdable_oracle {run} ...)")
+                         f"benchmarks.holdable_oracle {run} --pass {best_pass} ...)")
     return {(v["table"], v["index"]) for v in json.loads(path.read_text()) if v["tried"] and not v["held"]}
 
 
+def held_by(run: Path, best_pass: str) -> set[tuple[int, int]]:
+    """(table, index) of the objects some grasp of a run's best-grasp pass held."""
+    recs = _rows(run / f"{best_pass}.jsonl")
+    return {tuple(hit) for r, hit in zip(recs, _truth(run, best_pass)["grasped"])
+            if hit is not None and r["success"]}
+
+
 def top_grasps(runs: list[Path], best_pass: str = "best",
-               only_tables: list[set[int]] | None = None, physics: bool = False) -> str:
+               only_tables: list[set[int]] | None = None, physics: bool = False,
+               beyond: list[set[tuple[int, int]]] | None = None) -> str:
     """The best-grasp passes' top grasp held (the first grasp on each object the jaw can
     hold, as bench_cell's objects_summary counts it), the same with the holdable objects
     offered no grasp counted as missed (bench_cell.offered_none), and the wide objects never
     tried. best_pass: which pass ("best", or "best_tan2024", bench_cell --compare's);
     only_tables: per run, the tables counted (all the pass reached when None). physics: leave
-    out the objects the pass did not hold that no grasp of holdable_oracle's grid held either."""
+    out the objects the pass did not hold that no grasp of holdable_oracle's grid held either;
+    beyond: per run, the objects to leave out so instead (both passes' verdicts)."""
     held = tried = wide = refused = none = 0
     for n, run in enumerate(runs):
         recs = _rows(run / f"{best_pass}.jsonl")
@@ -118,17 +127,17 @@ def top_grasps(runs: list[Path], best_pass: str = "best",
             seen.add((t, k))
             if truth["tables"][str(t)][k]["holdable"] and (t, k) not in first:
                 first[(t, k)] = bool(r["success"])
-        if physics:
-            beyond = beyond_the_jaw(run)
-            first = {h: ok for h, ok in first.items() if h not in beyond}
+        out = set()
+        if physics or beyond is not None:
+            out = beyond[n] if beyond is not None else beyond_the_jaw(run, best_pass)
+            first = {h: ok for h, ok in first.items() if h not in out}
         held += sum(first.values())
         tried += len(first)
         wides = {(int(t), k) for t, objs in truth["tables"].items()
                  for k, o in enumerate(objs) if o.get("on_table", True) and not o["holdable"]}
         holdable = {(int(t), k) for t, objs in truth["tables"].items()
                     for k, o in enumerate(objs) if o["holdable"]}
-        if physics:
-            holdable -= beyond
+        holdable -= out
         declined = {r["table"] for r in recs if r["outcome"] == "no_grasp"}
         none += len(offered_none(holdable, seen, declined))
         wide += len(wides)
@@ -156,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     auc_cols = (validate_auc(graded) if graded else
                 " | ".join(["no validate pass"] * 4))
     print(f"| {auc_cols} | {top} |")
-    judged = [run for run in best if (run / ORACLE_FILE).is_file()]
+    judged = [run for run in best if oracle_file(run).is_file()]
     if judged:
         print(f"\n| best-grasp passes of the {len(judged)} run(s) judged by holdable_oracle | "
               f"top grasp held | with those offered no grasp | wider than the stroke refused |"
@@ -177,6 +186,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{top_grasps(compared, only_tables=both)} |")
         print(f"| Tan's measure alone, the same tables | "
               f"{top_grasps(compared, COMPARED, only_tables=both)} |")
+        if all(oracle_file(r).is_file() and oracle_file(r, COMPARED).is_file() for r in compared):
+            # an object either pass held is holdable; else no grasp of either grid held it
+            out = [(beyond_the_jaw(r) | beyond_the_jaw(r, COMPARED)) - held_by(r, "best")
+                   - held_by(r, COMPARED) for r in compared]
+            print(f"| the loop's score, the same tables, holdable as the simulator says | "
+                  f"{top_grasps(compared, only_tables=both, beyond=out)} |")
+            print(f"| Tan's measure alone, the same tables, holdable as the simulator says | "
+                  f"{top_grasps(compared, COMPARED, only_tables=both, beyond=out)} |")
     return 0
 
 
