@@ -73,14 +73,11 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def disputed(run: Path, best_pass: str = "best") -> list[tuple[int, int, str]]:
-    """(table, index, what the pass did) of the objects a best pass counts as holdable by
-    width but did not hold on its top grasp: dropped, or offered no grasp on a table the
-    loop left saying so (pool_runs' count)."""
-    from benchmarks.bench_cell import offered_none
-
-    recs = _rows(run / f"{best_pass}.jsonl")
-    truth = json.loads((run / f"{best_pass}_truth.json").read_text())
+def first_grasps(recs: list[dict], truth: dict) -> tuple[dict[tuple[int, int], bool],
+                                                         set[tuple[int, int]]]:
+    """({(table, index): held} of the first grasp tried on each object holdable by width,
+    {(table, index)} of every object tried) of a best pass's trials (its jsonl rows) and its
+    truth (bench_cell.dump_truth's JSON): a retry tries the next grasp down, not the top."""
     first: dict[tuple[int, int], bool] = {}
     seen = set()
     for r, hit in zip(recs, truth["grasped"]):
@@ -90,6 +87,18 @@ def disputed(run: Path, best_pass: str = "best") -> list[tuple[int, int, str]]:
         seen.add((t, k))
         if truth["tables"][str(t)][k]["holdable"] and (t, k) not in first:
             first[(t, k)] = bool(r["success"])
+    return first, seen
+
+
+def disputed(run: Path, best_pass: str = "best") -> list[tuple[int, int, str]]:
+    """(table, index, what the pass did) of the objects a best pass counts as holdable by
+    width but did not hold on its top grasp: dropped, or offered no grasp on a table the
+    loop left saying so (pool_runs' count)."""
+    from benchmarks.bench_cell import offered_none
+
+    recs = _rows(run / f"{best_pass}.jsonl")
+    truth = json.loads((run / f"{best_pass}_truth.json").read_text())
+    first, seen = first_grasps(recs, truth)
     holdable = {(int(t), k) for t, objs in truth["tables"].items()
                 for k, o in enumerate(objs) if o["holdable"]}
     declined = {r["table"] for r in recs if r["outcome"] == "no_grasp"}

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_cell import auc, clustered_bootstrap, kind_of, offered_none
-from benchmarks.holdable_oracle import oracle_file
+from benchmarks.holdable_oracle import first_grasps, oracle_file
 
 
 def _rows(path: Path) -> list[dict]:
@@ -118,15 +118,7 @@ def top_grasps(runs: list[Path], best_pass: str = "best",
                      if r["table"] in keep]
             recs = [r for r, _ in pairs]
             truth["grasped"] = [hit for _, hit in pairs]
-        first: dict[tuple[int, int], bool] = {}
-        seen = set()
-        for r, hit in zip(recs, truth["grasped"]):
-            if hit is None or r["success"] is None:
-                continue
-            t, k = hit
-            seen.add((t, k))
-            if truth["tables"][str(t)][k]["holdable"] and (t, k) not in first:
-                first[(t, k)] = bool(r["success"])
+        first, seen = first_grasps(recs, truth)
         out = set()
         if physics or beyond is not None:
             out = beyond[n] if beyond is not None else beyond_the_jaw(run, best_pass)
