@@ -156,7 +156,7 @@ def _park_apart(cell, k: int) -> None:
             continue
         theirs = _footprint(w.objects[j], w.T_world_object(j))
         if min(_hull_distance(p, mine) for p in theirs) > TOUCH_M:
-            cell._park(j)  # noqa: SLF001 (an experiment on the cell's own removal)
+            cell.park(j)
 
 
 def judge(cell, config, t: int, k: int, passed: str, n_depths: int) -> Verdict:
@@ -243,9 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps([asdict(v) for v in verdicts], indent=1))
     some = sum(v.held > 0 for v in verdicts)
     blank = sum(v.tried == 0 for v in verdicts)
+    tried = sum(v.tried for v in verdicts)
     print(f"# {args.run.name}: {len(verdicts)} objects not held on the top grasp, {some} of them "
-          f"held by some grasp of the grid, {blank} not judged (no grasp in the grid) ({sum(v.tried for v in verdicts)} grasps, "
-          f"{time.monotonic() - t0:.0f} s); written to {out}")
+          f"held by some grasp of the grid, {blank} not judged (no grasp in the grid) "
+          f"({tried} grasps, {time.monotonic() - t0:.0f} s); written to {out}")
     return 0
 
 

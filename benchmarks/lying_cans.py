@@ -34,10 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.hold_physics import CACHE, execute, summary
+from benchmarks.holdable_oracle import DEPTH_MIN_M, FINGER_CLEAR_M  # the oracle's grid's
 
 LYING_COS = 0.3          # |cos| of the can's axis to the vertical under this: lying
-DEPTH_MIN_M = 0.002      # the shallowest fingertip depth tried under the can's top
-FINGER_CLEAR_M = 0.002   # the chord at the deepest depth tried is the stroke less this
 
 
 @dataclass
@@ -159,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_for(config, mu, kind, tmp.name if tmp else None)
     stroke = g.open_width_m
     print(f"# {args.cell}: stroke {stroke*1e3:.0f} mm, pads {g.pad_length_m*1e3:.0f} mm long, "
-          f"{g.force_n:.0f} N, pad friction {mu} (cone {math.degrees(math.atan(mu)):.0f} deg); {kind}")
+          f"{g.force_n:.0f} N, pad friction {mu} (cone {math.degrees(math.atan(mu)):.0f} deg); "
+          f"{kind}")
     found, seed, t0 = 0, args.seed, time.monotonic()
     totals = [0, 0]
     while found < args.cans and seed < args.seed + 400:

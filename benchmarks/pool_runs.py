@@ -10,8 +10,9 @@ stroke that were never tried. Runs without a best-grasp pass (bench_cell --best
 0) count in the validate columns only; the row says how many runs its top grasps come from.
 Runs judged by holdable_oracle (RUN/best_oracle.json) add a table: the same top grasps over
 the objects some grasp of the jaw held in the simulator (an object the pass did not hold that
-no grasp of the oracle's grid held is left out). Runs with bench_cell --compare tan2024 add a table: the top grasps of the loop's best pass and
-of Tan's measure alone's, on the same tables.
+no grasp of the oracle's grid held is left out). Runs with bench_cell --compare tan2024 add a
+table: the top grasps of the loop's best pass and of Tan's measure alone's, on the same
+tables (and over what the simulator holds, where holdable_oracle judged both passes).
 docs/figures.md, "Several jaws, the final code: the stroke against the seen width, seeds 5 to
 7 again":
 
@@ -87,7 +88,8 @@ def beyond_the_jaw(run: Path, best_pass: str = "best") -> set[tuple[int, int]]:
     if not path.is_file():
         raise SystemExit(f"pool_runs: {path} does not exist (python -m "
                          f"benchmarks.holdable_oracle {run} --pass {best_pass} ...)")
-    return {(v["table"], v["index"]) for v in json.loads(path.read_text()) if v["tried"] and not v["held"]}
+    return {(v["table"], v["index"]) for v in json.loads(path.read_text())
+            if v["tried"] and not v["held"]}
 
 
 def held_by(run: Path, best_pass: str) -> set[tuple[int, int]]:

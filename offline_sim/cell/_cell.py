@@ -306,7 +306,7 @@ class SimCell:
         w = self.world
         for k in range(len(w.objects)):
             if w.data.xpos[w.object_body[k], 2] < FELL_OFF_Z_M:
-                self._park(k)
+                self.park(k)
 
     def start_cycle(self, *, no_grasp: bool | None = None) -> None:
         """Called by the loop as a cycle starts (the simulated operator's moment): lay a new
@@ -331,8 +331,9 @@ class SimCell:
                 or self._no_grasp_run >= self.settings.no_grasp_cycles):
             self.new_table()
 
-    def _park(self, k: int) -> None:
-        """Move object k out of the cell (far away on the floor), at rest."""
+    def park(self, k: int) -> None:
+        """Move object k out of the cell (far away on the floor), at rest: an object fallen
+        into the bin, or one an operator takes off the table."""
         import mujoco
 
         w = self.world

@@ -58,3 +58,16 @@ def test_an_object_that_fell_off_as_the_table_settled_is_not_on_it():
     cell = _OverTheEdgeCell(settings, seed=0, cache_dir=None)
     assert cell.settled_on_table == [True, False]
     assert cell.settled_poses[1][2, 3] < -0.2  # falling to the floor
+
+
+def test_a_parked_object_is_off_the_table_at_rest_and_the_others_stay():
+    settings = SimCellSettings(objects_per_table=(2, 2), builtin=("box",),
+                               random_primitives=False, depth_noise=False)
+    cell = SimCell(settings, seed=0, cache_dir=None)
+    stays = cell.world.T_world_object(1)
+    cell.park(0)
+    assert cell.world.on_table() == [1]
+    cell.step(50)  # at rest where it was put, the other untouched
+    assert cell.world.on_table() == [1]
+    np.testing.assert_allclose(cell.world.T_world_object(1), stays, atol=1e-4)
+    cell.close()
