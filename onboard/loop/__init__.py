@@ -41,7 +41,7 @@ from ._executor import Executor
 from ._image_search import (ImageSearch, ScoredPose, deeper_search_wanted, insertion_depths,
                             nearest_mask, pinched_at_widest)
 from ._loop import PickingLoop
-from ._planner import (FINER_CUT, GRASP_SOURCES, OPTIONAL_SOURCES, SCENE_GOOD_ENOUGH, Planner,
+from ._planner import (FINER_CUT, FINER_CUT_BELOW, GRASP_SOURCES, OPTIONAL_SOURCES, SCENE_GOOD_ENOUGH, Planner,
                        grasp_sources, planned_on_finer_cut)
 from ._promise import Promise, promise_order, promises
 from ._record import trial_images, trial_record
@@ -55,6 +55,7 @@ __all__ = [
     "MAX_SHIFT_M",
     "pose_as_scored",
     "FINER_CUT",
+    "FINER_CUT_BELOW",
     "planned_on_finer_cut",
     "approach_axes",
     "approach_source",

@@ -31,6 +31,11 @@ OPTIONAL_SOURCES = (("database", database_source), ("approaches", approach_sourc
 
 # With scoring.scene_budget, a plan stops at the first object with a top-level grasp
 SCENE_GOOD_ENOUGH = TOP_LEVEL_SCORE
+# Under this best score in view the planner also asks the segmenter's finer cut: a grasp more
+# likely dropped than held (the score's levels 0.4-0.6 hold about half their grasps) is often
+# on a piece of an object the first cut joined with another, e.g. a mug leaning on the box
+# that rests on it (docs/figures.md, "A cut finer where the best grasp is poor")
+FINER_CUT_BELOW = 0.5
 log = logging.getLogger("graspline.loop")
 
 
@@ -94,7 +99,7 @@ class Planner:
         best, unholdable, fallbacks = self._ask_sources(frame, masks, targets, clock)
         min_score = self.config.scoring.min_score
         first_cut = masks
-        if (best is None or best.score < min_score) and object_label is None:
+        if (best is None or best.score < FINER_CUT_BELOW) and object_label is None:
             masks, best, unholdable, fallbacks = self._finer(frame, masks, best, unholdable,
                                                              fallbacks, clock)
             targets = list(range(len(masks)))
@@ -164,12 +169,14 @@ class Planner:
 
     def _finer(self, frame: RGBDFrame, masks: list[ObjectMask], best: Proposal | None,
                unholdable: list[str], fallbacks: list[str], clock: StageClock):
-        """Where no object in view had a grasp: the segmenter's finer cut of the frame
-        (segment_finer), and the sources asked about its new pieces, the masks the first cut
-        did not have. Two objects that touch at one height come out of the first cut as one
-        mask, often too wide for the stroke (docs/figures.md: a bar lying against a lying
-        bottle); apart, one of them may be held. (masks, best, unholdable, fallbacks): the
-        finer cut's when one of its pieces has a grasp at least min_score, else those given."""
+        """Where no object in view had a grasp scoring FINER_CUT_BELOW: the segmenter's finer
+        cut of the frame (segment_finer), and the sources asked about its new pieces, the
+        masks the first cut did not have. Two objects that touch at one height come out of
+        the first cut as one mask, often too wide for the stroke (docs/figures.md: a bar
+        lying against a lying bottle, a mug under a box leaning on it); apart, one of them
+        may be held. (masks, best, unholdable, fallbacks): the finer cut's when one of its
+        pieces has a grasp at least min_score and over the first cut's best, else those
+        given."""
         with clock.stage("segment"):
             try:
                 finer = self.segmenter.segment_finer(frame)
@@ -181,11 +188,13 @@ class Planner:
             return masks, best, unholdable, fallbacks
         asked = self.last_asked
         got, why, fell = self._ask_sources(frame, finer, pieces, clock)
-        if got is None or got.score < self.config.scoring.min_score:
+        if (got is None or got.score < self.config.scoring.min_score
+                or (best is not None and got.score <= best.score)):
             self.last_asked = asked
             return masks, best, unholdable, fallbacks
-        log.info("no grasp on the %d object(s) segmented; cut finer, %d piece(s), one with a "
-                 "grasp scoring %.2f", len(masks), len(pieces), got.score)
+        log.info("best grasp on the %d object(s) segmented %s; cut finer, %d piece(s), one "
+                 "with a grasp scoring %.2f", len(masks),
+                 "none" if best is None else f"{best.score:.2f}", len(pieces), got.score)
         return finer, got, why, fell
 
     def _fallback(self, source: GraspSource, why: str) -> str:

@@ -660,6 +660,47 @@ def test_a_grasp_planned_on_the_finer_cut_scores_again_on_it(tmp_path, monkeypat
     assert joined < plan.choice.score - 0.1
 
 
+def test_a_poor_grasp_on_the_first_cut_gives_way_only_to_a_better_piece_of_the_finer_cut(
+        tmp_path, monkeypatch):
+    """Where the first cut's best grasp scores under FINER_CUT_BELOW the planner asks the
+    finer cut; its piece's grasp replaces the first cut's only when it scores more. Here
+    the first cut's best is the piece's own grasp, its score set under and over the
+    piece's (the search draws its candidates anew each time: within 0.01)."""
+    import dataclasses
+
+    from onboard.loop import FINER_CUT_BELOW, StageClock
+
+    with _a_box_against_a_wide_box_cell(tmp_path / "finer", monkeypatch, finer=True) as c:
+        frame = c.devices.camera.read()
+        planner = c.loop.planner
+        joined = planner.segmenter.segment(frame)
+        clock = StageClock({})
+        masks, piece, _, _ = planner._finer(frame, joined, None, [], [], clock)
+        assert len(joined) == 1 and len(masks) == 2 and piece is not None
+        poorer = dataclasses.replace(piece, score=piece.score - 0.05)
+        taken = planner._finer(frame, joined, poorer, [], [], clock)
+        better = dataclasses.replace(piece, score=piece.score + 0.05)
+        kept = planner._finer(frame, joined, better, [], [], clock)
+    assert FINER_CUT_BELOW > c.config.scoring.min_score
+    assert len(taken[0]) == 2
+    assert taken[1] is not poorer and taken[1].score > poorer.score
+    assert kept[0] is joined and kept[1] is better
+
+
+def test_a_good_grasp_on_the_first_cut_asks_no_finer_cut(cell, monkeypatch):
+    """A plan whose first cut has a grasp scoring FINER_CUT_BELOW or more never segments
+    the frame again (the finer cut costs a segmentation and a search)."""
+    from onboard.loop import FINER_CUT_BELOW
+
+    seg = cell.loop.segmenter
+    asked = []
+    finer = seg.segment_finer
+    monkeypatch.setattr(seg, "segment_finer", lambda frame: asked.append(1) or finer(frame))
+    plan = cell.loop.plan()
+    assert plan.choice.score >= FINER_CUT_BELOW, plan.choice
+    assert asked == []
+
+
 def test_a_grasp_on_the_first_cut_is_not_marked_as_cut_finer(cell):
     """A plan whose first cut had a grasp carries no finer-cut mark."""
     from onboard.loop import planned_on_finer_cut

@@ -92,9 +92,9 @@ def test_boxes_touching_at_nearly_one_height_are_joined_and_the_finer_cut_parts_
 
 def test_the_finer_cut_follows_the_cut_when_not_given():
     seg = TabletopSegmenter()
-    assert (seg.fine_jump_m, seg.fine_jump_ratio) == pytest.approx((0.010, 0.014))
-    lower = TabletopSegmenter(jump_m=0.006, jump_ratio=0.01)  # a cut set finer than 10 mm
-    assert (lower.fine_jump_m, lower.fine_jump_ratio) == pytest.approx((0.005, 0.007))
+    assert (seg.fine_jump_m, seg.fine_jump_ratio) == pytest.approx((0.008, 0.012))
+    lower = TabletopSegmenter(jump_m=0.006, jump_ratio=0.01)  # a cut set finer than 8 mm
+    assert (lower.fine_jump_m, lower.fine_jump_ratio) == pytest.approx((0.004, 0.006))
 
 
 def test_a_backend_without_a_finer_cut_offers_none():
