@@ -157,7 +157,7 @@ def main() -> None:
          f"{p99(frame_ms):.1f}", "ms", f"least-squares plane {p99(base_ms):.1f} ms"),
         ("segmentation alone per frame, median / p99", f"{np.median(seg_ms):.1f} / {p99(seg_ms):.1f}",
          "ms", "-"),
-        ("the finer cut per frame (asked on cycles with no grasp), median / p99",
+        ("the finer cut per frame (asked where no grasp scores 0.5), median / p99",
          f"{np.median(finer_ms):.1f} / {p99(finer_ms):.1f}", "ms",
          f"segmentation {np.median(seg_ms):.1f} / {p99(seg_ms):.1f} ms"),
         ("one silhouette (1 mm/px), median / p99",
