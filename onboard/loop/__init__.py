@@ -41,8 +41,8 @@ from ._executor import Executor
 from ._image_search import (ImageSearch, ScoredPose, deeper_search_wanted, insertion_depths,
                             nearest_mask, pinched_at_widest)
 from ._loop import PickingLoop
-from ._planner import (FINER_CUT, FINER_CUT_BELOW, GRASP_SOURCES, OPTIONAL_SOURCES, SCENE_GOOD_ENOUGH, Planner,
-                       grasp_sources, planned_on_finer_cut)
+from ._planner import (FINER_CUT, FINER_CUT_BELOW, GRASP_SOURCES, OPTIONAL_SOURCES,
+                       SCENE_GOOD_ENOUGH, Planner, grasp_sources, planned_on_finer_cut)
 from ._promise import Promise, promise_order, promises
 from ._record import trial_images, trial_record
 from ._source import FailedGrasps, GraspSource, Proposal, SourceSetup

@@ -99,7 +99,9 @@ class Planner:
         best, unholdable, fallbacks = self._ask_sources(frame, masks, targets, clock)
         min_score = self.config.scoring.min_score
         first_cut = masks
-        if (best is None or best.score < FINER_CUT_BELOW) and object_label is None:
+        # a cell file's min_score over FINER_CUT_BELOW: cut finer wherever no grasp is taken
+        if (best is None or best.score < max(FINER_CUT_BELOW, min_score)) \
+                and object_label is None:
             masks, best, unholdable, fallbacks = self._finer(frame, masks, best, unholdable,
                                                              fallbacks, clock)
             targets = list(range(len(masks)))
@@ -169,14 +171,14 @@ class Planner:
 
     def _finer(self, frame: RGBDFrame, masks: list[ObjectMask], best: Proposal | None,
                unholdable: list[str], fallbacks: list[str], clock: StageClock):
-        """Where no object in view had a grasp scoring FINER_CUT_BELOW: the segmenter's finer
-        cut of the frame (segment_finer), and the sources asked about its new pieces, the
-        masks the first cut did not have. Two objects that touch at one height come out of
-        the first cut as one mask, often too wide for the stroke (docs/figures.md: a bar
-        lying against a lying bottle, a mug under a box leaning on it); apart, one of them
-        may be held. (masks, best, unholdable, fallbacks): the finer cut's when one of its
-        pieces has a grasp at least min_score and over the first cut's best, else those
-        given."""
+        """Where no object in view had a grasp scoring FINER_CUT_BELOW (or the cell file's
+        min_score, if higher): the segmenter's finer cut of the frame (segment_finer), and
+        the sources asked about its new pieces, the masks the first cut did not have. Two
+        objects that touch at one height come out of the first cut as one mask, often too
+        wide for the stroke (docs/figures.md: a bar lying against a lying bottle, a mug
+        under a box leaning on it); apart, one of them may be held. (masks, best,
+        unholdable, fallbacks): the finer cut's when one of its pieces has a grasp at least
+        min_score and over the first cut's best, else those given."""
         with clock.stage("segment"):
             try:
                 finer = self.segmenter.segment_finer(frame)

@@ -701,6 +701,30 @@ def test_a_good_grasp_on_the_first_cut_asks_no_finer_cut(cell, monkeypatch):
     assert asked == []
 
 
+def test_a_cell_min_score_over_the_finer_cut_threshold_still_cuts_finer_before_refusing(
+        tmp_path):
+    """With the cell file's scoring.min_score over FINER_CUT_BELOW, a plan whose best grasp
+    falls short of min_score asks the finer cut before it offers no grasp (as where no
+    grasp was found at all)."""
+    import msgspec
+
+    from onboard import NoGrasp
+    from onboard.loop import FINER_CUT_BELOW
+
+    with small_cell(3, tmp_path, width_px=640) as c:
+        cfg = c.loop.config
+        c.loop.config = msgspec.structs.replace(
+            cfg, scoring=msgspec.structs.replace(cfg.scoring, min_score=1.0))
+        seg = c.loop.segmenter
+        asked = []
+        finer = seg.segment_finer
+        seg.segment_finer = lambda frame: asked.append(1) or finer(frame)
+        plan = c.loop.plan()
+    assert 1.0 > FINER_CUT_BELOW
+    assert isinstance(plan.choice, NoGrasp), plan.choice  # no grasp scores 1.0 exactly
+    assert asked == [1]
+
+
 def test_a_grasp_on_the_first_cut_is_not_marked_as_cut_finer(cell):
     """A plan whose first cut had a grasp carries no finer-cut mark."""
     from onboard.loop import planned_on_finer_cut
