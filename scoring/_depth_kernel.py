@@ -49,7 +49,8 @@ Q_BELOW_PX = 19          # the surface under the fingertips is read this far out
 Q_BELOW_REACH_M = 20     # ... and meets the pad when it reaches within this of their plane
 Q_LEDGE_RAD = 21         # a lean beyond this is a ledge under the pad, not a side it presses
 Q_BAND_TOL_PX = 22       # a pad's line meeting the object this close inwards of the primary touches
-N_PARAMS = 23
+Q_SWING_LEVER_M = 23     # a grasp this far off the mass centre scores 0 on the swing term
+N_PARAMS = 24
 
 
 @nb.njit(cache=True, inline="always")
@@ -464,7 +465,7 @@ def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, w
          offsets, across, along, lines, prm, palm, xs, zs):
     """The depth terms of one candidate (see depth_terms_kernel; palm its wide palm's
     factor, 1 without one): body, contact height, tilt, section, lever, torque ratio, and
-    the contact, torque, tilt and palm factors and their product."""
+    the contact, torque, tilt, palm and swing factors and their product."""
     half_r = prm[Q_HALF_R]
     m = prm[Q_M_PER_PX]
     c, s = np.cos(theta), np.sin(theta)
@@ -534,15 +535,19 @@ def _one(image, height, footprint, below, x, y, theta, lcol, lrow, rcol, rrow, w
     if not np.isfinite(s_t):
         s_t = 1.0  # no contact height or lever known: no torque term
     s_palm = palm if palm > 0.0 else 1.0  # a palm that lands is the body term's
-    factor = 0.0 if body else s_c * s_t * s_tilt * s_palm
-    return body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, s_palm, factor
+    # held far off its mass centre, a rounded object the pads touch at a few points turns
+    # about the grasp axis as it is lifted, whatever it weighs (docs/scoring.md, "The swing
+    # about the grasp axis")
+    s_sw = _clip01(1.0 - lever / prm[Q_SWING_LEVER_M]) if lever == lever else 1.0
+    factor = 0.0 if body else s_c * s_t * s_tilt * s_palm * s_sw
+    return body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, s_palm, s_sw, factor
 
 
 @nb.njit(cache=True, parallel=True, error_model="numpy")
 def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, lrow, rcol,
                        rrow, width, offsets, across, along, lines, prm, palm, scratch, tan,
                        out_body, out_h, out_tilt, out_section, out_lever, out_ratio, out_sc,
-                       out_st, out_stilt, out_spalm, out_score):
+                       out_st, out_stilt, out_spalm, out_ssw, out_score):
     """The depth terms of candidates idx (indices into every per-candidate array).
 
     image : (H, W) uint8, anything the fingers meet; height : (H, W) float32 metres above the
@@ -557,7 +562,8 @@ def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, l
     empty (no wide palm: 1); scratch : (chunks, 2, >= int(prm[Q_PROFILE_PX])
     + 1) float64, one row per chunk of candidates (prange runs over chunks); tan : float32 Tan's score. Writes at each index: out_body (bool: a body or
     the palm lands), the contact height, tilt, section and lever (metres, rad), the torque
-    ratio, the four factors and out_score = tan x their product (0 on a body collision), all
+    ratio, the five factors (out_sc, out_st, out_stilt, out_spalm, out_ssw) and out_score =
+    tan x their product (0 on a body collision), all
     float32.
     """
     n = idx.shape[0]
@@ -568,7 +574,7 @@ def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, l
         zs_buf = scratch[ch, 1]
         for k in range(ch * chunk, min((ch + 1) * chunk, n)):
             i = idx[k]
-            body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, s_palm, factor = _one(
+            body, h, tilt, section, lever, ratio, s_c, s_t, s_tilt, s_palm, s_sw, factor = _one(
                 image, height, footprint, below, xs[i], ys[i], ts[i], float(lcol[i]),
                 float(lrow[i]),
                 float(rcol[i]), float(rrow[i]), float(width[i]), offsets, across, along, lines,
@@ -583,6 +589,7 @@ def depth_terms_kernel(image, height, footprint, below, idx, xs, ys, ts, lcol, l
             out_st[i] = s_t
             out_stilt[i] = s_tilt
             out_spalm[i] = s_palm
+            out_ssw[i] = s_sw
             # a product of two float32 values is exact in float64: one rounding, as numpy's
             out_score[i] = np.float32(float(tan[i]) * float(np.float32(factor)))
 

@@ -176,7 +176,7 @@ def _score_prepared(prepared: PreparedSilhouette, xs: np.ndarray, ys: np.ndarray
 
 
 DEPTH_FIELDS = ("contact_height_m", "contact_tilt_rad", "section_m", "lever_m", "torque_ratio", "score_contact",
-                "score_torque", "score_tilt", "score_palm")
+                "score_torque", "score_tilt", "score_palm", "score_swing")
 MEASURES = ("graspline", "tan2024", "tan2021")  # tan2021: the paper's year, the same measure
 
 

@@ -107,7 +107,7 @@ class Scores:
     tan_score : float32, Tan et al.'s score (eq. 16) before the depth terms; equal to score
         under ``measure="tan2024"`` or without depth.
     body_collision, contact_height_m, contact_tilt_rad, section_m, lever_m, torque_ratio, score_contact,
-        score_torque, score_tilt, score_palm : the depth terms (see ``physical_terms``); False / NaN where not computed.
+        score_torque, score_tilt, score_palm, score_swing : the depth terms (see ``physical_terms``); False / NaN where not computed.
     """
 
     score: np.ndarray
@@ -135,6 +135,7 @@ class Scores:
     score_torque: np.ndarray
     score_tilt: np.ndarray
     score_palm: np.ndarray
+    score_swing: np.ndarray
 
     @classmethod
     def empty(cls, n: int) -> "Scores":
@@ -143,7 +144,7 @@ class Scores:
         b = lambda: np.empty(n, dtype=np.bool_)  # noqa: E731
         p = lambda: np.empty((n, 2), dtype=np.float32)  # noqa: E731
         return cls(f(), b(), b(), f(), f(), f(), f(), f(), f(), f(), f(), p(), p(), f(),
-                   f(), b(), f(), f(), f(), f(), f(), f(), f(), f(), f())
+                   f(), b(), f(), f(), f(), f(), f(), f(), f(), f(), f(), f())
 
     def __len__(self) -> int:
         return len(self.score)

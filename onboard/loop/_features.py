@@ -7,7 +7,7 @@ import math
 FEATURE_NAMES = ("d_t", "r_r", "s_a", "s_f", "score_d_t", "score_r_r", "score_s_a", "score_s_f",
                  "tan_score", "contact_height_m", "contact_tilt_rad", "section_m", "lever_m",
                  "torque_ratio", "score_contact", "score_torque", "score_tilt", "score_palm",
-                 "body_collision")
+                 "score_swing", "body_collision")
 
 
 def features(scores, j: int) -> dict[str, float]:
@@ -32,7 +32,9 @@ def limit_text(scores, j: int) -> str:
              "section wider than the stroke)":
                  scores.score_tilt[j],
              "the palm (it grazes a neighbour's seen outline: it may land on it)":
-                 scores.score_palm[j]}
+                 scores.score_palm[j],
+             "the swing about the grasp axis (held far off the mass centre)":
+                 scores.score_swing[j]}
     terms = {k: float(v) for k, v in terms.items() if math.isfinite(v)}
     if not terms or min(terms.values()) >= 0.999:
         return ""

@@ -141,6 +141,33 @@ def test_torque_ratio_is_weight_times_lever_over_two_pads_torsional_friction():
     assert sc.score[0] < sc.score[1]
 
 
+def test_swing_term_falls_with_the_lever_whatever_the_mass():
+    """A grasp d off the mass centre scores 1 - d / swing_lever_m on the swing term, light or
+    heavy (the object turns in point contacts whatever it weighs), 1 through the centre and
+    where the mass centre is unknown; the score carries it."""
+    bar = rectangle(SHAPE, (160.0, 120.0), 200, 30)
+    x, y, t = np.array([200.0, 160.0]), np.array([120.0, 120.0]), np.full(2, math.pi / 2)
+    got = []
+    for mass in (0.02, 0.4):
+        view = DepthView(heights(bar, 0.03), M, centre_of_mass_px=(160.0, 120.0), mass_kg=mass)
+        sc = score_candidates(bar, x, y, t, PROJ, jaw=JAW, depth=view)
+        want = 1.0 - float(sc.lever_m[0]) / DepthParams().swing_lever_m
+        assert sc.lever_m[0] == pytest.approx(0.040, abs=0.0011)
+        assert sc.score_swing[0] == pytest.approx(want, abs=1e-6)
+        assert sc.score_swing[1] > 0.99
+        factor = sc.score_contact * sc.score_torque * sc.score_tilt * sc.score_palm
+        assert sc.score[0] == pytest.approx(sc.tan_score[0] * factor[0] * want, rel=1e-5)
+        got.append(float(sc.score_swing[0]))
+    assert got[0] == pytest.approx(got[1], abs=1e-6)
+    far = dataclasses.replace(DepthParams(), swing_lever_m=0.03)  # 40 mm off: past it
+    sc = score_candidates(bar, x, y, t, PROJ, jaw=JAW, depth_params=far,
+                          depth=DepthView(heights(bar, 0.03), M, centre_of_mass_px=(160.0, 120.0),
+                                          mass_kg=0.02))
+    assert sc.score_swing[0] == 0.0 and sc.score[0] == 0.0
+    unknown = score_candidates(bar, x, y, t, PROJ, jaw=JAW, depth=DepthView(heights(bar, 0.03), M))
+    assert np.all(unknown.score_swing == 1.0)
+
+
 def test_torque_term_reads_the_pad_width_and_the_contact_height():
     """The torsional friction is the pads' overlap with the side: narrower pads (13 mm
     against 22) or a lower side (10 mm against 30) leave less of it, so the same off-centre
@@ -516,7 +543,8 @@ def test_each_candidates_depth_terms_are_its_own_whatever_batch_it_is_scored_in(
     ev = np.flatnonzero(batch.evaluated)
     assert 40 < ev.size < 360 and batch.body_collision[ev].any() and batch.score[ev].any()
     fields = ("score", "body_collision", "contact_height_m", "contact_tilt_rad", "section_m",
-              "lever_m", "torque_ratio", "score_contact", "score_torque", "score_tilt")
+              "lever_m", "torque_ratio", "score_contact", "score_torque", "score_tilt",
+              "score_swing")
     for k in ev[::7]:
         alone = score_candidates(image, x[k:k + 1], y[k:k + 1], t[k:k + 1], PROJ, jaw=jaw,
                                  depth=view)
