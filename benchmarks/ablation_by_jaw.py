@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks.bench_cell import ABLATIONS, DEPTH_NEUTRAL, auc, depth_factor, kind_of
+from benchmarks.bench_cell import ABLATIONS, DEPTH_NEUTRAL, auc, depth_factor, kind_of, swing_factor
 
 # (row name, score from a trial's logged features), the first row the one others pair against
 Rows = tuple[tuple[str, Callable[[dict], float]], ...]
@@ -49,6 +49,7 @@ LEAVE_ONE_OUT: Rows = (
     ("graspline - torque about the grasp axis", graspline_without("score_torque")),
     ("graspline - contact tilt", graspline_without("score_tilt")),
     ("graspline - palm graze", graspline_without("score_palm")),
+    ("graspline - swing about the grasp axis", graspline_without("score_swing")),
 )
 
 
@@ -80,7 +81,8 @@ def load_run(name: str, folder: Path) -> GradedTrials:
         raise SystemExit(f"run {name!r}: {path} has no graded trial with tan_score logged")
     return GradedTrials(name, np.array([bool(r["success"]) for r in graded]),
                         np.array([kind_of(r["label"]) for r in graded]),
-                        [{**NEUTRAL, **r["features"]} for r in graded])
+                        [{**NEUTRAL, **r["features"], "score_swing": swing_factor(r["features"])}
+                         for r in graded])
 
 
 def pooled_runs(name: str, folders: str) -> GradedTrials:

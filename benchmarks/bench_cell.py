@@ -312,14 +312,28 @@ def tan_without_r_r(f: dict) -> float:
 
 # a candidate that collided or missed has no depth terms logged; its Tan score is 0 anyway
 DEPTH_NEUTRAL = {"body_collision": 0.0, "score_contact": 1.0, "score_torque": 1.0,
-                 "score_tilt": 1.0, "score_palm": 1.0}
+                 "score_tilt": 1.0, "score_palm": 1.0, "score_swing": 1.0}
+
+
+def swing_factor(f: dict) -> float:
+    """The swing term as logged; in a log from before it (2026-12-06) it is read from the
+    logged lever at the default DepthParams.swing_lever_m (1 without a lever: mass centre
+    unknown), as the scorer would have."""
+    if "score_swing" in f:
+        return f["score_swing"]
+    from scoring import DepthParams
+
+    lever = f.get("lever_m", math.nan)
+    return min(max(1.0 - lever / DepthParams().swing_lever_m, 0.0), 1.0) \
+        if math.isfinite(lever) else 1.0
 
 
 def depth_factor(f: dict) -> float:
     """The depth terms' product, 0 on a finger-body collision (the palm factor 1 where a log
-    from before it, 2026-12-06, has none: no graze was marked down then)."""
+    from before it, 2026-12-06, has none: no graze was marked down then; the swing term
+    read from the lever where a log has none: swing_factor)."""
     return (1 - f["body_collision"]) * f["score_contact"] * f["score_torque"] * f["score_tilt"] \
-        * f.get("score_palm", 1.0)
+        * f.get("score_palm", 1.0) * swing_factor(f)
 
 
 ABLATIONS = (
@@ -331,6 +345,8 @@ ABLATIONS = (
     ("+ contact tilt (lean above the widest point)", lambda f: f["tan_score"] * f["score_tilt"]),
     ("+ palm graze (a wide palm over a seen outline)",
      lambda f: f["tan_score"] * f.get("score_palm", 1.0)),
+    ("+ swing about the grasp axis (held off the mass centre)",
+     lambda f: f["tan_score"] * swing_factor(f)),
     ("graspline (every term)", lambda f: f["tan_score"] * depth_factor(f)),
     ("graspline - R_r", lambda f: tan_without_r_r(f) * depth_factor(f)),
 )
