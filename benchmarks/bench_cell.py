@@ -321,11 +321,9 @@ def swing_factor(f: dict) -> float:
     unknown), as the scorer would have."""
     if "score_swing" in f:
         return f["score_swing"]
-    from scoring import DepthParams
+    from scoring import swing_score
 
-    lever = f.get("lever_m", math.nan)
-    return min(max(1.0 - lever / DepthParams().swing_lever_m, 0.0), 1.0) \
-        if math.isfinite(lever) else 1.0
+    return swing_score(f.get("lever_m", math.nan))
 
 
 def depth_factor(f: dict) -> float:

@@ -422,6 +422,15 @@ def _sample_lines(offsets: tuple[float, ...], body_px: float) -> tuple[np.ndarra
     return across.astype(np.int64), along, lines  # shared by every call: never written
 
 
+def swing_score(lever_m: float, params: DepthParams = DepthParams()) -> float:
+    """The swing term of a grasp lever_m metres off the mass centre: 1 - lever_m /
+    swing_lever_m in [0, 1], 1 where the lever is unknown (NaN), as the depth kernel scores
+    it (for re-scoring logged levers)."""
+    if not math.isfinite(lever_m):
+        return 1.0
+    return min(max(1.0 - lever_m / params.swing_lever_m, 0.0), 1.0)
+
+
 def contact_full_m(jaw: JawLimits, params: DepthParams = DepthParams()) -> float:
     """The pad overlap (metres) at which the contact term reaches 1 for this jaw: the ramp
     from min_contact_m spans (full_contact_m - min_contact_m) x contact_friction_ref / μ,

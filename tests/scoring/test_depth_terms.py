@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from scoring import (DepthParams, DepthView, GripperProjection, JawLimits, contact_full_m,
                      mean_patch_radius_m, narrowest_width_m, physical_terms, score_candidates,
-                     search_grasps)
+                     search_grasps, swing_score)
 from scoring._physical import PALM_GRAZE_FACTOR as GRAZE  # private: the palm's factor
 from scoring.shapes import ellipse, rectangle
 
@@ -152,6 +152,7 @@ def test_swing_term_falls_with_the_lever_whatever_the_mass():
         view = DepthView(heights(bar, 0.03), M, centre_of_mass_px=(160.0, 120.0), mass_kg=mass)
         sc = score_candidates(bar, x, y, t, PROJ, jaw=JAW, depth=view)
         want = 1.0 - float(sc.lever_m[0]) / DepthParams().swing_lever_m
+        assert swing_score(float(sc.lever_m[0])) == pytest.approx(want)
         assert sc.lever_m[0] == pytest.approx(0.040, abs=0.0011)
         assert sc.score_swing[0] == pytest.approx(want, abs=1e-6)
         assert sc.score_swing[1] > 0.99
