@@ -16,6 +16,8 @@
     _centring.py      the chosen grasp centred on the object as its depth readings place it
     _executor.py      Executor: Plan -> Execution (approach, grip, after-image, lift, judge,
                       place); safe stop on any fault
+    _jaw_region.py    jaw_region: the part of a mask the jaw closes on (what the after-image
+                      and the simulator's truth judge, when a mask joins touching objects)
     _record.py        Plan + Execution -> TrialRecord and TrialImages (pure functions)
     _truth.py         the simulator's ground truth as a port: CellTruth; NO_TRUTH on hardware,
                       SimulatedTruth on the simulated cell
@@ -38,6 +40,7 @@ from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, G
                          filter_grasps_reference, height_map, place_grasps)
 from ._draws import LEVELS, LevelDraw, RankDraw, draw_across_levels, draw_rank_level
 from ._executor import Executor
+from ._jaw_region import MIN_REGION_PX, jaw_band_px, jaw_region
 from ._image_search import (ImageSearch, ScoredPose, deeper_search_wanted, insertion_depths,
                             nearest_mask, pinched_at_widest)
 from ._loop import PickingLoop
@@ -50,6 +53,9 @@ from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, Simul
 from ._types import DatabaseGraspView, Execution, LoopState, Plan
 
 __all__ = [
+    "jaw_region",
+    "jaw_band_px",
+    "MIN_REGION_PX",
     "Centring",
     "centred_on_readings",
     "MAX_SHIFT_M",

@@ -15,10 +15,12 @@ from drivers.arm import ArmController, MoveResult, MoveStatus
 from drivers.camera import Camera, CameraError, RGBDFrame
 from drivers.gripper import Gripper, GripperError
 from drivers.hand import Hand, HandError, HandStatus
+from vision import ObjectMask
 
 from .._cellfile import CellConfig
 from .._types import GraspChoice
 from ._clock import StageClock
+from ._jaw_region import jaw_region
 from ._truth import CellTruth, GraspTruth
 from ._types import Execution, LoopState, Plan
 
@@ -55,7 +57,11 @@ class Executor:
         if grip is None:
             raise RuntimeError("this loop was built without a gripper or a hand: it can plan, "
                                "not execute")
-        watch = self.truth.watch(plan.frame, plan.chosen_mask)
+        # what the jaw closes on: the part of the mask between its fingers (a joined mask's
+        # other objects stay where they are when this one is lifted)
+        region = jaw_region(plan.frame, plan.chosen_mask, c.T_base_tcp, c.width_m,
+                            cfg.gripper.finger_width_m, c.features.get("insertion_m", 0.0))
+        watch = self.truth.watch(plan.frame, region)
         try:
             self.state.activity = "moving"
             with clock.stage("approach"):
@@ -79,7 +85,7 @@ class Executor:
                 st = grip.status()
                 return st.object_detected, gripper_text(st), st.width_m
 
-            return self._lift_and_judge(plan, ex, watch, clock, read, "gripper")
+            return self._lift_and_judge(plan, ex, watch, clock, read, "gripper", region)
         except GripperError as exc:
             return self._safe_stop(f"gripper: {exc}")
         finally:
@@ -112,17 +118,19 @@ class Executor:
                 st = hand.status()
                 return st.object_detected, hand_text(st), None
 
-            return self._lift_and_judge(plan, ex, watch, clock, read, "hand")
+            return self._lift_and_judge(plan, ex, watch, clock, read, "hand",
+                                        plan.chosen_mask)
         except HandError as exc:
             return self._safe_stop(f"hand: {exc}")
         finally:
             self.state.activity = "idle"
 
     def _lift_and_judge(self, plan: Plan, ex: Execution, watch, clock: StageClock,
-                        read, device: str) -> Execution:
+                        read, device: str, region: ObjectMask | None) -> Execution:
         """After the fingers closed: the after-close image, lift, hold, the device's status
         read back (``read() -> (object detected, status text, width in metres or None)``),
-        place, the after-lift image, and the verdict; ``device`` names it in the note."""
+        place, the after-lift image, and the verdict (region: the pixels where the grasped
+        object stood); ``device`` names it in the note."""
         cfg = self.config
         with clock.stage("after_image"):
             ex.after_close = self._try_capture()
@@ -142,21 +150,22 @@ class Executor:
             self._place()
         with clock.stage("after_image"):
             ex.after_lift = self._try_capture()
-        cleared = self._region_cleared(plan, ex.after_lift)
+        cleared = self._region_cleared(plan, ex.after_lift, region)
         ex.success = bool(detected) and cleared is not False
         if detected and cleared is False:
             ex.judge_note = f"the {device} held something, but the object is still in its place"
         ex.outcome = "success" if ex.success else "failure"
         return ex
 
-    def _region_cleared(self, plan: Plan, after: RGBDFrame | None) -> bool | None:
+    def _region_cleared(self, plan: Plan, after: RGBDFrame | None,
+                        region: ObjectMask | None) -> bool | None:
         """Whether the after-image shows the support where the object stood (it left), from
-        the share of the object's former pixels now within 5 mm of the support plane; None
-        without an after-image or a support plane."""
+        the share of region's pixels (where the grasped object stood) now within 5 mm of the
+        support plane; None without an after-image, a support plane or a region."""
         plane = plan.support
-        if after is None or plane is None or plan.mask_index < 0:
+        if after is None or plane is None or region is None:
             return None
-        mask = plan.masks[plan.mask_index].mask
+        mask = region.mask
         z = after.depth_m
         ok = mask & np.isfinite(z) & (z > 0)
         if ok.sum() < 20:

@@ -201,3 +201,56 @@ def test_the_trial_record_is_a_pure_function_of_plan_and_execution(tmp_path):
     assert first.features == plan.choice.features and first.features is not plan.choice.features
     nothing = trial_record(plan, None, **kw, pending=True)
     assert (nothing.outcome, nothing.success, nothing.gripper_status) == ("pending", None, "")
+
+
+def joined_depth(small_box: bool) -> np.ndarray:
+    """(240, 320) float32 depth (m): a 40 x 60 mm box 20 mm tall at the centre (across x by
+    y), and touching its +x side a plate 100 x 50 mm, 10 mm thick: the 10 mm step between
+    their tops is under the segmenter's cut, so they are one mask; the box only when
+    small_box."""
+    v, u = np.mgrid[0:K.height, 0:K.width]
+    depth = np.full((K.height, K.width), 0.6, np.float32)
+    x = (u - K.cx) / K.fx * 0.59
+    y = -(v - K.cy) / K.fy * 0.59
+    depth[(x >= BOX_WIDTH_M / 2) & (x < BOX_WIDTH_M / 2 + 0.1) & (np.abs(y) < 0.025)] = 0.59
+    if small_box:
+        depth[(np.abs(x) < BOX_WIDTH_M / 2) & (np.abs(y) < 0.03)] = 0.58
+    return depth
+
+
+def test_jaw_region_keeps_the_part_of_a_joined_mask_between_the_fingers():
+    """A grasp across the box of a mask that joins it to a plate: the region is the box's
+    pixels under the fingers' band, none of the plate's; without a camera pose it is the
+    whole mask."""
+    from onboard.loop import jaw_region
+    from vision import ObjectMask
+
+    depth = joined_depth(True)
+    frame = RGBDFrame(np.full((K.height, K.width, 3), 128, np.uint8), depth, K, T_BASE_CAMERA)
+    joined = ObjectMask(depth < 0.595, "joined", 1.0, "test")
+    v, u = np.mgrid[0:K.height, 0:K.width]
+    x = (u - K.cx) / K.fx * 0.59
+    T = np.eye(4)
+    T[:3, :3] = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])  # closing along y
+    T[:3, 3] = (0.0, 0.0, 0.005)  # fingertips 15 mm under the box's top
+    region = jaw_region(frame, joined, T, 0.085, 0.022, insertion_m=0.015)
+    assert region is not joined and region.label == "joined"
+    assert region.mask.sum() > 100
+    assert not np.any(region.mask & (x > BOX_WIDTH_M / 2 + 0.002))  # none of the plate
+    assert np.all(np.abs(x[region.mask]) < 0.011 + 0.004)  # within the finger's width
+    uncalibrated = RGBDFrame(frame.color, depth, K, None)
+    assert jaw_region(uncalibrated, joined, T, 0.085, 0.022) is joined
+
+
+def test_a_box_lifted_off_a_joined_mask_is_judged_where_the_jaw_closed(tmp_path, monkeypatch):
+    """The segmenter joins the box to the plate it touches; the grasp is across the box, the
+    after-lift image shows the plate still there and the box gone: a success (judged on the
+    whole mask it read "still in its place")."""
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    loop = hardware_loop(tmp_path, [joined_depth(True), joined_depth(True), joined_depth(False)])
+    rec = loop.pick()
+    assert len(loop.planner.last_asked) == 1  # one mask: box and plate joined
+    assert abs(rec.T_base_tcp[0, 3]) < BOX_WIDTH_M / 2 and abs(rec.T_base_tcp[1, 0]) > 0.99
+    assert rec.outcome_source == "gripper+image" and rec.object_detected is True
+    assert rec.outcome == "success" and rec.success is True, (rec.outcome, rec.note, rec.error)
+    assert "still in its place" not in rec.note
