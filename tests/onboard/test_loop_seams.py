@@ -12,13 +12,15 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drivers.arm import ArmController, MoveResult, MoveStatus
 from drivers.camera import Camera, Intrinsics, RGBDFrame
 from drivers.gripper import SimGripper
 from onboard import Execution, GraspChoice, PickingLoop, TrialLog, parse_cell_file
 from onboard.loop import (GRASP_SOURCES, NO_TRUTH, GraspSource, GraspTruth, ImageSearch,
-                          Proposal, trial_record)
+                          NoTruth, Proposal, trial_record)
 from vision import make_segmenter
 
 K = Intrinsics(320, 240, 300.0, 300.0, 160.0, 120.0)
@@ -78,8 +80,9 @@ class InstantArm(ArmController):
     _move_free = _move_linear = _go
 
 
-def hardware_loop(tmp_path, depths: list[np.ndarray]) -> PickingLoop:
-    """A PickingLoop on the hardware-shaped cell (no truth port given), logging to tmp_path."""
+def hardware_loop(tmp_path, depths: list[np.ndarray], truth=None) -> PickingLoop:
+    """A PickingLoop on the hardware-shaped cell (no truth port given unless truth),
+    logging to tmp_path."""
     config = parse_cell_file("", "cell.yaml")
     home = np.eye(4)
     home[:3, :3] = np.diag([1.0, -1.0, -1.0])
@@ -89,7 +92,7 @@ def hardware_loop(tmp_path, depths: list[np.ndarray]) -> PickingLoop:
     return PickingLoop(config, camera=PlaybackCamera(depths),
                        segmenter=make_segmenter("tabletop"), gripper=gripper,
                        arm=InstantArm(home), trial_log=TrialLog(tmp_path / "log"),
-                       cell_hash="hardware")
+                       cell_hash="hardware", truth=truth)
 
 
 def test_a_hardware_cell_picks_through_the_null_truth_port(tmp_path, monkeypatch):
@@ -254,3 +257,50 @@ def test_a_box_lifted_off_a_joined_mask_is_judged_where_the_jaw_closed(tmp_path,
     assert rec.outcome_source == "gripper+image" and rec.object_detected is True
     assert rec.outcome == "success" and rec.success is True, (rec.outcome, rec.note, rec.error)
     assert "still in its place" not in rec.note
+
+
+class WatchedMasks(NoTruth):
+    """The null port, keeping every mask the loop asks it to watch."""
+
+    def __init__(self) -> None:
+        self.watched: list = []
+
+    def watch(self, frame, mask):
+        self.watched.append(mask)
+        return super().watch(frame, mask)
+
+
+def test_the_truth_watches_the_part_of_a_joined_mask_the_jaw_closes_on(tmp_path, monkeypatch):
+    """The simulator's truth is asked about the box the jaw closes on, not the whole mask
+    that joins it to the plate (whose larger part, the plate, it would watch)."""
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    truth = WatchedMasks()
+    loop = hardware_loop(tmp_path, [joined_depth(True), joined_depth(True), joined_depth(False)],
+                         truth=truth)
+    loop.pick()
+    (watched,) = truth.watched
+    v, u = np.nonzero(watched.mask)
+    x = (u - K.cx) / K.fx * 0.59
+    assert len(x) > 100 and np.all(x < BOX_WIDTH_M / 2 + 0.002), "the plate's pixels watched"
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=st.floats(-0.15, 0.15), y=st.floats(-0.1, 0.1), theta=st.floats(0.0, np.pi),
+       width=st.floats(0.0, 0.14), finger=st.floats(0.005, 0.04), insertion=st.floats(0.0, 0.05))
+def test_jaw_region_is_a_part_of_the_mask_or_the_whole_of_it(x, y, theta, width, finger,
+                                                              insertion):
+    """Wherever the jaw is: the region lies inside the mask, and is either the whole mask or
+    at least MIN_REGION_PX of its pixels."""
+    from onboard.loop import MIN_REGION_PX, jaw_region
+    from vision import ObjectMask
+
+    depth = joined_depth(True)
+    frame = RGBDFrame(np.full((K.height, K.width, 3), 128, np.uint8), depth, K, T_BASE_CAMERA)
+    joined = ObjectMask(depth < 0.595, "joined", 1.0, "test")
+    c, s = np.cos(theta), np.sin(theta)
+    T = np.eye(4)
+    T[:3, :3] = np.array([[c, s, 0.0], [s, -c, 0.0], [0.0, 0.0, -1.0]])
+    T[:3, 3] = (x, y, 0.005)
+    region = jaw_region(frame, joined, T, width, finger, insertion)
+    assert not np.any(region.mask & ~joined.mask)
+    assert region is joined or region.mask.sum() >= MIN_REGION_PX
