@@ -107,7 +107,8 @@ def top_grasps(runs: list[Path], best_pass: str = "best",
     offered no grasp counted as missed (bench_cell.offered_none), and the wide objects never
     tried. best_pass: which pass ("best", or "best_tan2024", bench_cell --compare's);
     only_tables: per run, the tables counted (all the pass reached when None). physics: leave
-    out the objects the pass did not hold that no grasp of holdable_oracle's grid held either;
+    out the objects the pass did not hold on any try that no grasp of holdable_oracle's grid
+    held either;
     beyond: per run, the objects to leave out so instead (both passes' verdicts)."""
     held = tried = wide = refused = none = 0
     for n, run in enumerate(runs):
@@ -123,7 +124,10 @@ def top_grasps(runs: list[Path], best_pass: str = "best",
         first, seen = first_grasps(recs, truth)
         out = set()
         if physics or beyond is not None:
-            out = beyond[n] if beyond is not None else beyond_the_jaw(run, best_pass)
+            # an object the pass itself held on a later try is one the jaw can hold, whatever
+            # the oracle's grid found (a lying bottle its grasps rolled away)
+            out = beyond[n] if beyond is not None else \
+                beyond_the_jaw(run, best_pass) - held_by(run, best_pass)
             first = {h: ok for h, ok in first.items() if h not in out}
         held += sum(first.values())
         tried += len(first)

@@ -83,6 +83,24 @@ def test_the_count_over_what_the_simulator_holds_leaves_out_only_objects_no_gras
     assert top_grasps([run], physics=True).startswith("1 of 1 (100.0%) | 1 of 3 (33.3%)")
 
 
+def test_an_object_the_pass_held_on_a_retry_counts_whatever_the_oracle_found(tmp_path):
+    """The top grasp dropped object 1, the oracle's grid held it nowhere, and the pass's
+    retry held it: it is one the jaw can hold, and its top grasp a miss."""
+    run = tmp_path / "run"
+    _write_run(run, [
+        {"table": 1, "index": 1, "name": "o1", "passed": "dropped", "held": 0, "tried": 15},
+        {"table": 1, "index": 2, "name": "o2", "passed": "offered none", "held": 3, "tried": 15},
+        {"table": 1, "index": 3, "name": "o3", "passed": "offered none", "held": 0, "tried": 0},
+    ])
+    rows = [json.loads(line) for line in (run / "best.jsonl").read_text().splitlines()]
+    rows.insert(2, {"table": 1, "outcome": "success", "success": True})
+    truth = json.loads((run / "best_truth.json").read_text())
+    truth["grasped"].insert(2, [1, 1])
+    (run / "best.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (run / "best_truth.json").write_text(json.dumps(truth))
+    assert top_grasps([run], physics=True).startswith("1 of 2 (50.0%) | 1 of 4 (25.0%)")
+
+
 def test_the_count_over_what_the_simulator_holds_asks_for_the_oracles_verdicts(tmp_path):
     run = tmp_path / "run"
     _write_run(run, [])
