@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +105,9 @@ def decompose(vertices: np.ndarray, faces: np.ndarray, settings: Decomposition =
     parts = [(np.asarray(v, np.float64), np.asarray(f, np.int64)) for v, f in raw]
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(".tmp")
+        # one temporary file per process: two runs decomposing the same mesh at once each
+        # write their own and the last rename wins (a shared name crashed the slower one)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
         with open(tmp, "wb") as f:
             pickle.dump(parts, f)
         tmp.replace(cache)  # atomic: a killed run never leaves half a cache file

@@ -71,3 +71,35 @@ def test_a_parked_object_is_off_the_table_at_rest_and_the_others_stay():
     assert cell.world.on_table() == [1]
     np.testing.assert_allclose(cell.world.T_world_object(1), stays, atol=1e-4)
     cell.close()
+
+
+class _RollingCell(SimCell):
+    """A cell that lays one can on its side and gives it a push as it lands (the push a
+    drop onto the table gives a round object), so that it rolls."""
+
+    def _place(self, objects):
+        poses = super()._place(objects)
+        lying = np.eye(4)
+        lying[:3, :3] = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+        lying[:3, 3] = (0.0, 0.0, 0.0355)  # radius 35 mm, half a millimetre of air
+        return [lying]
+
+    def gripper_reset(self) -> None:
+        super().gripper_reset()
+        w = self.world
+        dof = w.model.jnt_dofadr[w.model.body_jntadr[w.object_body[0]]]
+        w.data.qvel[dof:dof + 3] = (0.05, 0.0, 0.0)  # 50 mm/s across its axis (along y)
+
+
+def test_a_new_table_waits_until_a_rolling_can_is_at_rest():
+    """MuJoCo's contacts have no rolling resistance: a pushed can rolls on. The table is
+    laid only once it is at rest, so it is where the camera sees it when the fingers come."""
+    settings = SimCellSettings(objects_per_table=(1, 1), builtin=("cylinder",),
+                               random_primitives=False, depth_noise=False)
+    cell = _RollingCell(settings, seed=0, cache_dir=None)
+    at = cell.world.T_world_object(0)[:3, 3].copy()
+    assert abs(at[0]) > 0.01  # it rolled while the table settled
+    cell.step(int(2.0 / cell.world.model.opt.timestep))  # the time a pick takes to arrive
+    moved = np.linalg.norm(cell.world.T_world_object(0)[:3, 3] - at)
+    assert moved < 0.002, f"the can rolled {moved * 1e3:.0f} mm after the table was laid"
+    np.testing.assert_allclose(cell.settled_poses[0][:3, 3], at, atol=1e-9)
