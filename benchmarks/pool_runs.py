@@ -125,7 +125,7 @@ def top_grasps(runs: list[Path], best_pass: str = "best",
         out = set()
         if physics or beyond is not None:
             # an object the pass itself held on a later try is one the jaw can hold, whatever
-            # the oracle's grid found (a lying bottle its grasps rolled away)
+            # the oracle's grid found (seed 110's lying bottle: none of its grasps held it)
             out = beyond[n] if beyond is not None else \
                 beyond_the_jaw(run, best_pass) - held_by(run, best_pass)
             first = {h: ok for h, ok in first.items() if h not in out}
