@@ -29,6 +29,9 @@ SPACING_PERCENTILE = 90.0
 # share of the whole: a piece cut from a larger body (a lying bottle's neck is about 5 % of
 # it), not an object leaning on a neighbour of its size (replayed trials: docs/figures.md).
 FRAGMENT_SHARE = 0.25
+# The outermost rows and columns of the image count as unseen: a silhouette's edge along the
+# image's border is where the view ends, not the object's side.
+VIEW_INSET_PX = 1.0
 
 
 def _unit(v: object, name: str) -> np.ndarray:
@@ -62,6 +65,41 @@ def _to_plane(frame: RGBDFrame, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     origin at the base origin): q = R^T (R_bc p + t_bc)."""
     T = frame.T_base_camera
     return R.T @ T[:3, :3], R.T @ T[:3, 3]
+
+
+def _view_rays(frame: RGBDFrame, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(origin, rays): the camera's centre (3,) and the rays through its image's corners,
+    VIEW_INSET_PX inside the outermost pixels' centres, (4, 3) in order round the image, in
+    plane-axis coordinates (metres; the last axis along the approach)."""
+    M, b = _to_plane(frame, R)
+    intr = frame.intrinsics
+    u0, v0 = VIEW_INSET_PX, VIEW_INSET_PX
+    u1, v1 = intr.width - 1 - VIEW_INSET_PX, intr.height - 1 - VIEW_INSET_PX
+    corners = np.array([[u0, v0], [u1, v0], [u1, v1], [u0, v1]], np.float64)
+    cam = np.column_stack([(corners[:, 0] - intr.cx) / intr.fx,
+                           (corners[:, 1] - intr.cy) / intr.fy, np.ones(4)])
+    return b, cam @ M.T
+
+
+def _unseen(origin: np.ndarray, rays: np.ndarray, depths: tuple[float, ...], lo: np.ndarray,
+            shape: tuple[int, int], m: float) -> np.ndarray:
+    """(H, W) bool: the silhouette's pixels (pixel (0, 0) centred on plane point lo, m metres
+    each) outside the camera's view at any of ``depths`` along the approach (metres, plane
+    axes): the view at one depth is the quadrilateral its corner rays meet there. Where a
+    corner ray never reaches that depth (a camera looking nearly along the plane), each
+    pixel's plane point is projected through the rays' bilinear frame instead."""
+    seen = np.ones(shape, np.uint8)
+    for d in depths:
+        s = (d - origin[2]) / rays[:, 2]
+        if not np.all(np.isfinite(s) & (s > 0)):
+            return np.zeros(shape, bool)  # the plane is not in front of the camera: no claim
+        quad = (origin[:2] + s[:, None] * rays[:, :2] - lo) / m
+        here = np.zeros(shape, np.uint8)
+        # 8 fractional bits: the quadrilateral's edges to 1/256 px
+        cv2.fillConvexPoly(here, np.round(np.clip(quad, -1e5, 1e5) * 256).astype(np.int32), 1,
+                           lineType=cv2.LINE_8, shift=8)
+        seen &= here
+    return seen == 0
 
 
 def _plane_grid(frame: RGBDFrame, mask: np.ndarray, R: np.ndarray, spacing: bool = True,
@@ -223,6 +261,7 @@ class ProjectedObject:
         self._margin, self._clearance, self._support = margin_m, clearance_m, support
         self._fragment_share, self._attached_max_width = fragment_share, attached_max_width_m
         self._grid, spacing, edge = _plane_grid(frame, mask, self._R)
+        self._view = _view_rays(frame, self._R)
         # the target as its readings alone draw it: the filled holes at its edge left out
         self._read_grid = self._grid
         if edge.any():
@@ -282,6 +321,15 @@ class ProjectedObject:
             drawn = _draw(near, tip, lo, shape, m, max_step)
             image |= drawn
             depth = np.minimum(depth, surface_depth(near, lo, shape, m, drawn))
+        # Past the edge of the view the object (cut off by the image's border) or anything
+        # else may stand: an obstacle as tall as the object's top, so that no grasp closes
+        # across the cut as if it were the object's side (a can half out of view at the
+        # bottom of the image, seen 69-76 mm across instead of 102, was tried three times and
+        # the fingers came down on it: docs/figures.md)
+        unseen = _unseen(*self._view, (tip, top), lo, shape, m) & ~target
+        if unseen.any():
+            image |= unseen
+            depth = np.where(unseen, np.fmin(depth, np.float32(top)), depth)
         with np.errstate(invalid="ignore"):
             height = np.where(np.isfinite(depth), np.float32(tip) - depth, np.float32(np.nan))
             below = np.where(whole & np.isfinite(whole_depth), np.float32(tip) - whole_depth,
@@ -297,7 +345,7 @@ class ProjectedObject:
                           height_m=height.astype(np.float32), floor_m=support_depth - tip,
                           volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole,
                           footprint_height_m=below.astype(np.float32, copy=False),
-                          target_read=target_read)
+                          target_read=target_read, unseen=unseen)
 
 
 def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,

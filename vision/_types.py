@@ -124,6 +124,11 @@ class Silhouette:
         sensor's holes at its edge, which the segmenter claims and ``target`` fills with the
         object's depth (a band 1-4 mm wide, widest on the side facing the camera); where the
         loop centres the jaw. None: not drawn.
+    unseen : (H, W) bool, the plane's pixels the camera does not see, at the fingertips' depth
+        or at the object's top: past the edge of its view, where an object cut off by the
+        image's border runs on. They are drawn into ``image`` as an obstacle as tall as the
+        object's top (``height_m`` = insertion_depth_m), so that no finger is planned to land
+        where nothing was seen. None: not drawn.
     """
 
     image: np.ndarray
@@ -139,12 +144,15 @@ class Silhouette:
     footprint: np.ndarray | None = None
     footprint_height_m: np.ndarray | None = None
     target_read: np.ndarray | None = None
+    unseen: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         check_mask(self.image, "Silhouette.image")
         check_mask(self.target, "Silhouette.target", self.image.shape)
         if self.target_read is not None:
             check_mask(self.target_read, "Silhouette.target_read", self.image.shape)
+        if self.unseen is not None:
+            check_mask(self.unseen, "Silhouette.unseen", self.image.shape)
         self.metres_per_px = check_positive(self.metres_per_px, "metres_per_px", "Silhouette")
         self.T_base_plane = check_pose(self.T_base_plane, "Silhouette.T_base_plane")
         if self.height_m is not None and np.shape(self.height_m) != self.image.shape:

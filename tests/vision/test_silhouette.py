@@ -6,11 +6,14 @@ import math
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoring import search_grasps
 from vision import TabletopSegmenter, silhouette, touching
+from vision._silhouette import VIEW_INSET_PX
 
-from .synth import (Cylinder, Scene, footprint, iou, look_at, lying_cylinder, pose, render,
+from .synth import (INTR, Cylinder, Scene, footprint, iou, look_at, lying_cylinder, pose, render,
                     upright_box, upright_cylinder)
 
 DOWN = look_at((0.0, 0.0, 0.7), (0.0, 0.0, 0.0))
@@ -465,3 +468,87 @@ def test_the_holes_at_an_edge_stay_out_of_the_targets_readings_and_inner_holes_s
     assert near(cols_r) == near(cols_t)  # the other side's outline is the same
     assert sil.target_read[sil.target_read.shape[0] // 2, (cols_x.min() + cols_x.max()) // 2]
     assert iou(sil.target_read, exact) > iou(sil.target, exact) >= 0.85
+
+
+
+def _can_cut_by_the_border(row: float = 470.0):
+    """(frame, segmenter, can): an upright can 100 mm across, 100 mm tall, whose top's centre
+    the straight-down camera sees at column 320, image row ``row`` near its bottom border
+    (479), so that the image cuts its disc."""
+    ray = np.array([(320.0 - INTR.cx) / INTR.fx, (row - INTR.cy) / INTR.fy, 1.0])
+    centre = DOWN[:3, :3] @ (ray * (DOWN[2, 3] - 0.1)) + DOWN[:3, 3]
+    can = upright_cylinder(centre[0], centre[1], 0.05, 0.1)
+    return render(Scene([can]), DOWN, noise=True, seed=4), TabletopSegmenter(), can
+
+
+def test_past_the_edge_of_the_view_the_plane_is_an_obstacle_as_tall_as_the_top():
+    """A can cut off by the image's bottom border: the silhouette's target ends at the cut, and
+    the plane beyond it, where the can's other half stands unseen, is marked unseen and drawn
+    into the image as an obstacle reaching the can's top; a can wholly in view has none."""
+    frame, seg, can = _can_cut_by_the_border()
+    (obj,) = seg.segment(frame)
+    assert obj.mask[-1].any()  # the mask runs to the last row: the border cuts it
+    sil = silhouette(frame, obj, insertion_depth_m=0.017, support=seg.last_plane)
+    unseen = sil.unseen
+    assert unseen is not None and unseen.any() and not (unseen & sil.target).any()
+    assert np.array_equal(sil.image, sil.target | unseen)
+    hidden = truth(can, sil) & ~sil.target  # the can's part above the fingertips out of view
+    assert hidden.sum() > 0.3 * truth(can, sil).sum()
+    assert (hidden & unseen).sum() >= 0.99 * hidden.sum()
+    np.testing.assert_allclose(sil.height_m[unseen], sil.insertion_depth_m, atol=1e-6)
+
+    whole = upright_cylinder(-0.05, 0.05, 0.035, 0.1)
+    frame = render(Scene([whole]), DOWN, noise=True, seed=4)
+    sil = silhouette(frame, frame.instance_ids == 1)
+    assert sil.unseen is not None and not sil.unseen.any()
+
+
+def test_no_grasp_closes_across_the_edge_of_the_view():
+    """The can cut off by the border is 100 mm across, wider than an 80 mm stroke, but the
+    part in view is a half disc with chords of 70 mm across the cut: on the target alone the
+    top grasp closes across the cut and scores over 0.9. With the unseen plane an obstacle,
+    every grasp whose fingers land past the view scores low, and the best left is under the
+    loop's 0.2."""
+    from scoring import JawLimits
+
+    frame, seg, _ = _can_cut_by_the_border()
+    (obj,) = seg.segment(frame)
+    sil = silhouette(frame, obj, insertion_depth_m=0.017, support=seg.last_plane)
+    proj = sil.gripper_projection(finger_width_m=0.02, open_width_m=0.08)
+    jaw = JawLimits(stroke_m=0.08, friction=0.5)
+    blind = search_grasps(sil.target, proj, target=sil.target, top_k=1, seed=0, jaw=jaw,
+                          depth=sil.depth_view())
+    assert blind.scores.score[0] > 0.9
+    seen = search_grasps(sil.image, proj, target=sil.target, top_k=1, seed=0, jaw=jaw,
+                         depth=sil.depth_view())
+    assert len(seen) == 0 or seen.scores.score[0] < 0.2
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(-0.35, 0.35), st.floats(-0.3, 0.3), st.floats(0.45, 0.8),
+       st.floats(-0.2, 0.2), st.floats(-0.2, 0.2))
+def test_unseen_pixels_are_those_whose_plane_points_the_camera_cannot_see(ex, ey, ez, bx, by):
+    """For a camera anywhere over the table looking at a box, a silhouette pixel is unseen
+    exactly when its point at the fingertips' depth or at the object's top projects outside
+    the image (past its outermost pixels' centres, less the inset), away from the edge."""
+    camera = look_at((ex, ey, ez), (bx, by, 0.0))
+    box = upright_box(bx, by, (0.05, 0.04, 0.06), yaw=0.3)
+    frame = render(Scene([box]), camera)
+    mask = frame.instance_ids == 1
+    if mask.sum() < 50:
+        return  # the box out of view
+    sil = silhouette(frame, mask, insertion_depth_m=0.02, margin_m=0.2)
+    rows, cols = np.mgrid[0:sil.shape[0], 0:sil.shape[1]]
+    tip = sil.points_m(cols.ravel(), rows.ravel())
+    top = tip - sil.insertion_depth_m * sil.T_base_plane[:3, 2]
+    T_cb = np.linalg.inv(frame.T_base_camera)
+    lo = np.array([VIEW_INSET_PX, VIEW_INSET_PX])
+    hi = np.array([INTR.width - 1 - VIEW_INSET_PX, INTR.height - 1 - VIEW_INSET_PX])
+    inside, margin = np.ones(tip.shape[0], bool), np.full(tip.shape[0], np.inf)
+    for p in (tip, top):
+        uv = INTR.project(p @ T_cb[:3, :3].T + T_cb[:3, 3])
+        inside &= np.all((uv >= lo) & (uv <= hi), axis=1)
+        margin = np.minimum(margin, np.min(np.abs(np.concatenate([uv - lo, hi - uv], 1)), 1))
+    clear = margin > 1.0  # pixels within a pixel of the view's edge may go either way
+    expected = ~inside & ~sil.target.ravel()
+    np.testing.assert_array_equal(sil.unseen.ravel()[clear], expected[clear])
