@@ -81,19 +81,47 @@ def _view_rays(frame: RGBDFrame, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return b, cam @ M.T
 
 
-def _unseen(origin: np.ndarray, rays: np.ndarray, depths: tuple[float, ...], lo: np.ndarray,
-            shape: tuple[int, int], m: float) -> np.ndarray:
-    """(H, W) bool: the silhouette's pixels (pixel (0, 0) centred on plane point lo, m metres
-    each) outside the camera's view at any of ``depths`` along the approach (metres, plane
-    axes): the view at one depth is the quadrilateral its corner rays meet there. Where a
-    corner ray never reaches that depth (a camera looking nearly along the plane), each
-    pixel's plane point is projected through the rays' bilinear frame instead."""
-    seen = np.ones(shape, np.uint8)
+def _view_quads(origin: np.ndarray, rays: np.ndarray, depths: tuple[float, ...],
+                lo: np.ndarray, m: float) -> list[np.ndarray] | None:
+    """The camera's view at each of ``depths`` along the approach (metres, plane axes): the
+    (4, 2) points its corner rays meet there, in the pixels of a silhouette whose pixel
+    (0, 0) is centred on plane point lo, m metres each. None where a corner ray never meets
+    one of the depths (a camera looking up to the horizon: its view there is no
+    quadrilateral)."""
+    quads = []
     for d in depths:
         s = (d - origin[2]) / rays[:, 2]
         if not np.all(np.isfinite(s) & (s > 0)):
-            return np.zeros(shape, bool)  # the plane is not in front of the camera: no claim
-        quad = (origin[:2] + s[:, None] * rays[:, :2] - lo) / m
+            return None
+        quads.append((origin[:2] + s[:, None] * rays[:, :2] - lo) / m)
+    return quads
+
+
+def _covers(quad: np.ndarray, shape: tuple[int, int]) -> bool:
+    """Whether the convex quadrilateral quad (4, 2; pixels, either way round) covers the
+    whole (H, W) image, its pixels' outer edges included."""
+    pts = quad.tolist()
+    area = sum(pts[k][0] * pts[k - 3][1] - pts[k - 3][0] * pts[k][1] for k in range(4))
+    h, w = shape
+    box = ((-0.5, -0.5), (w - 0.5, -0.5), (w - 0.5, h - 0.5), (-0.5, h - 0.5))
+    for k in range(4):
+        (ax, ay), (bx, by) = pts[k], pts[k - 3]  # the edge from point k to point k + 1
+        if any(area * ((bx - ax) * (py - ay) - (by - ay) * (px - ax)) < 0 for px, py in box):
+            return False
+    return True
+
+
+def _unseen(origin: np.ndarray, rays: np.ndarray, depths: tuple[float, ...], lo: np.ndarray,
+            shape: tuple[int, int], m: float) -> np.ndarray | None:
+    """(H, W) bool: the silhouette's pixels (pixel (0, 0) centred on plane point lo, m metres
+    each) outside the camera's view at any of ``depths`` along the approach (metres, plane
+    axes; _view_quads). None where no pixel is: the silhouette lies wholly in view (the
+    usual case), or a corner ray never meets one of the depths (no claim is made)."""
+    quads = _view_quads(origin, rays, depths, lo, m)
+    if quads is None or all(_covers(q, shape) for q in quads):
+        return None
+    seen = np.ones(shape, np.uint8)
+    for quad in quads:
         here = np.zeros(shape, np.uint8)
         # 8 fractional bits: the quadrilateral's edges to 1/256 px
         cv2.fillConvexPoly(here, np.round(np.clip(quad, -1e5, 1e5) * 256).astype(np.int32), 1,
@@ -326,8 +354,11 @@ class ProjectedObject:
         # across the cut as if it were the object's side (a can half out of view at the
         # bottom of the image, seen 69-76 mm across instead of 102, was tried three times and
         # the fingers came down on it: docs/figures.md)
-        unseen = _unseen(*self._view, (tip, top), lo, shape, m) & ~target
-        if unseen.any():
+        unseen = _unseen(*self._view, (tip, top), lo, shape, m)
+        if unseen is None:
+            unseen = np.zeros(shape, bool)
+        else:
+            unseen &= ~target
             image |= unseen
             depth = np.where(unseen, np.fmin(depth, np.float32(top)), depth)
         with np.errstate(invalid="ignore"):
