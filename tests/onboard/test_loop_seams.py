@@ -260,7 +260,9 @@ def test_a_box_lifted_off_a_joined_mask_is_judged_where_the_jaw_closed(tmp_path,
 
 
 class WatchedMasks(NoTruth):
-    """The null port, keeping every mask the loop asks it to watch."""
+    """The null port, keeping every mask the loop asks it to watch, and naming a mask as a
+    simulator's truth does: by the object under most of its pixels (the box or the plate of
+    joined_depth)."""
 
     def __init__(self) -> None:
         self.watched: list = []
@@ -269,19 +271,31 @@ class WatchedMasks(NoTruth):
         self.watched.append(mask)
         return super().watch(frame, mask)
 
+    def object_name(self, frame, mask):
+        v, u = np.nonzero(mask.mask)
+        x = (u - K.cx) / K.fx * 0.59
+        return "box" if np.mean(np.abs(x) < BOX_WIDTH_M / 2) > 0.5 else "plate"
 
-def test_the_truth_watches_the_part_of_a_joined_mask_the_jaw_closes_on(tmp_path, monkeypatch):
+
+def test_the_truth_watches_and_names_the_part_of_a_joined_mask_the_jaw_closes_on(
+        tmp_path, monkeypatch):
     """The simulator's truth is asked about the box the jaw closes on, not the whole mask
-    that joins it to the plate (whose larger part, the plate, it would watch)."""
+    that joins it to the plate (whose larger part, the plate, it would watch), and the
+    trial is logged under the box's name."""
     monkeypatch.setattr(time, "sleep", lambda s: None)
     truth = WatchedMasks()
     loop = hardware_loop(tmp_path, [joined_depth(True), joined_depth(True), joined_depth(False)],
                          truth=truth)
-    loop.pick()
+    rec = loop.pick()
     (watched,) = truth.watched
     v, u = np.nonzero(watched.mask)
     x = (u - K.cx) / K.fx * 0.59
     assert len(x) > 100 and np.all(x < BOX_WIDTH_M / 2 + 0.002), "the plate's pixels watched"
+    # the whole mask is mostly plate: the trial is named by what the jaw closed on
+    from vision import ObjectMask
+    whole = ObjectMask(joined_depth(True) < 0.595, "", 1.0, "test")
+    assert truth.object_name(None, whole) == "plate"
+    assert rec.object_label == "box"
 
 
 @settings(max_examples=60, deadline=None)
