@@ -169,6 +169,15 @@ class Silhouette:
         """(3,) unit approach direction in the base frame (the plane's z axis)."""
         return self.T_base_plane[:3, 2].copy()
 
+    @property
+    def runs_out_of_view(self) -> bool:
+        """Whether the target meets the unseen plane (``unseen``): the image's border cuts
+        the object, and what lies beyond the cut is not seen."""
+        if self.unseen is None or not self.unseen.any():
+            return False
+        grown = cv2.dilate(self.target.view(np.uint8), np.ones((3, 3), np.uint8))
+        return bool(np.any(grown.view(bool) & self.unseen))
+
     def points_m(self, x_px: np.ndarray, y_px: np.ndarray) -> np.ndarray:
         """(N, 3) base-frame points, metres, on the fingertip plane at pixel coordinates
         x_px (column) and y_px (row); pixel centres are at integer coordinates."""

@@ -227,7 +227,11 @@ class ImageSearch:
         if best is None:
             return None
         score, sil, found, j, kw = best
-        return Proposal(score, i, self, limit_text(found.scores, j), sil, (found, j, kw))
+        held = limit_text(found.scores, j)
+        if sil.runs_out_of_view:
+            held += ("; the object runs past the edge of the camera's view, where no finger "
+                     "is planned to land (move it or the camera)")
+        return Proposal(score, i, self, held, sil, (found, j, kw))
 
     def _first_untried(self, sil: Silhouette, found) -> int | None:
         """Index of the best grasp in ``found`` that is not one of the last failed grasps."""

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from drivers.arm import ArmController, MoveResult, MoveStatus
 from drivers.camera import Camera, Intrinsics, RGBDFrame
 from drivers.gripper import SimGripper
-from onboard import Execution, GraspChoice, PickingLoop, TrialLog, parse_cell_file
+from onboard import Execution, GraspChoice, NoGrasp, PickingLoop, TrialLog, parse_cell_file
 from onboard.loop import (GRASP_SOURCES, NO_TRUTH, GraspSource, GraspTruth, ImageSearch,
                           NoTruth, Proposal, trial_record)
 from vision import make_segmenter
@@ -318,3 +318,25 @@ def test_jaw_region_is_a_part_of_the_mask_or_the_whole_of_it(x, y, theta, width,
     region = jaw_region(frame, joined, T, width, finger, insertion)
     assert not np.any(region.mask & ~joined.mask)
     assert region is joined or region.mask.sum() >= MIN_REGION_PX
+
+
+def cut_box_depth() -> np.ndarray:
+    """(240, 320) float32 depth (m): a box 800 mm across x, 70 mm along y and 50 mm tall whose
+    near side runs past the image's bottom border (its ends past the left and right ones):
+    38 mm of it along y are in view, narrower than the 85 mm stroke, its true 70 mm too."""
+    v, u = np.mgrid[0:K.height, 0:K.width]
+    depth = np.full((K.height, K.width), 0.6, np.float32)
+    x = (u - K.cx) / K.fx * 0.55
+    y = -(v - K.cy) / K.fy * 0.55
+    depth[(np.abs(x) < 0.4) & (y > -0.25) & (y < -0.18)] = 0.55
+    return depth
+
+
+def test_a_box_cut_off_by_the_image_border_gets_no_grasp_across_the_cut(tmp_path):
+    """The box runs past the bottom of the image: across the cut its seen part is 38 mm, a
+    grasp Tan's measure alone takes (the far finger would land past the view, on the box's
+    unseen part). The loop plans none and says the object runs past the edge of the view."""
+    loop = hardware_loop(tmp_path, [cut_box_depth()])
+    plan = loop.plan()
+    assert isinstance(plan.choice, NoGrasp), plan.choice
+    assert "runs past the edge of the camera's view" in plan.choice.reason
