@@ -9,6 +9,10 @@ import numpy as np
 from scoring import GripperProjection, MeasureParams, grasp_region_profile
 
 
+# the plane past the camera's view in an overlay: pale blue, apart from the seen grey
+UNSEEN_BGR = (235, 215, 190)
+
+
 def score_colour(score: float) -> tuple[int, int, int]:
     """BGR colour from red (score 0) through yellow to green (score 1)."""
     s = float(np.clip(score, 0.0, 1.0))
@@ -18,15 +22,21 @@ def score_colour(score: float) -> tuple[int, int, int]:
 def draw_grasps(silhouette: np.ndarray, x: np.ndarray, y: np.ndarray, theta: np.ndarray,
                 scores: np.ndarray, projection: GripperProjection,
                 params: MeasureParams | None = None, scale: int = 2,
-                labels: list[str] | None = None) -> np.ndarray:
+                labels: list[str] | None = None,
+                unseen: np.ndarray | None = None) -> np.ndarray:
     """BGR uint8 overlay: each grasp's outer grasp lines, finger plates, grasp points and
     primary contacts (boxed), coloured by score, over the silhouette, with a colour bar.
 
     Grasps are drawn in reverse order so the first lie on top; ``labels[k]`` (if given and
     not empty) is written beside grasp k. ``scale`` enlarges the picture so pixels show.
+    ``unseen`` (the silhouette's shape, bool): the plane past the camera's view
+    (vision.Silhouette.unseen), drawn pale blue rather than grey: an obstacle to the score,
+    not something seen.
     """
     sil = (silhouette != 0)
     img = np.where(sil[..., None], np.uint8(170), np.uint8(255)).repeat(3, axis=2)
+    if unseen is not None:
+        img[np.asarray(unseen, bool) & sil] = UNSEEN_BGR
     img = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_NEAREST)
     profile = grasp_region_profile(sil, x, y, theta, projection, params)
     dw = projection.line_offsets_px()

@@ -120,7 +120,7 @@ def trial_images(plan: Plan, ex: Execution | None, projection: GripperProjection
         else:
             out.overlay = draw_grasps(plan.sil.image, np.array([c.x_px]), np.array([c.y_px]),
                                       np.array([c.theta_rad]), np.array([c.score]), projection,
-                                      scale=2)
+                                      scale=2, unseen=plan.sil.unseen)
     return out
 
 

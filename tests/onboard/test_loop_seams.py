@@ -340,3 +340,25 @@ def test_a_box_cut_off_by_the_image_border_gets_no_grasp_across_the_cut(tmp_path
     plan = loop.plan()
     assert isinstance(plan.choice, NoGrasp), plan.choice
     assert "runs past the edge of the camera's view" in plan.choice.reason
+
+
+def test_the_overlay_draws_the_plane_past_the_view_apart_from_what_was_seen(tmp_path,
+                                                                           monkeypatch):
+    """A box 40 mm across x, cut off by the image's bottom border along y: the jaw closes
+    across x, beside the cut. The trial's overlay draws the plane past the view (an obstacle
+    to the score) pale blue, and the box grey."""
+    from onboard._overlay import UNSEEN_BGR
+
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    v, u = np.mgrid[0:K.height, 0:K.width]
+    depth = np.full((K.height, K.width), 0.6, np.float32)
+    x = (u - K.cx) / K.fx * 0.55
+    y = -(v - K.cy) / K.fy * 0.55
+    depth[(np.abs(x) < BOX_WIDTH_M / 2) & (y > -0.25) & (y < -0.18)] = 0.55
+    loop = hardware_loop(tmp_path, [depth])
+    rec = loop.pick()
+    assert abs(rec.T_base_tcp[0, 0]) > 0.99, "the jaw closes across x"
+    overlay = loop.trial_log.image(rec.trial_id, "overlay")
+    pale = np.all(overlay == UNSEEN_BGR, axis=2)
+    grey = np.all(overlay == 170, axis=2)
+    assert pale.sum() > 1000 and grey.sum() > 1000
