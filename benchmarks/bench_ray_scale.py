@@ -40,10 +40,21 @@ ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"
        "PYTHONPATH": str(ROOT)}
 
 
+# Ray's own components take these ports whatever the head's port is (the dashboard, its
+# agent's HTTP server, the client server, Redis): a head port drawn on one of them fails
+# `ray start` ("... is trying to use a port number 52365 that is used by other components")
+RAY_FIXED_PORTS = frozenset({8265, 52365, 10001, 6379})
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port free on this machine now, none of RAY_FIXED_PORTS and outside Ray's
+    default worker ports (10002-19999)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in RAY_FIXED_PORTS and not 10002 <= port <= 19999:
+            return port
 
 
 class LocalCluster:

@@ -171,14 +171,6 @@ def test_db_build_killed_and_run_again_loses_and_duplicates_nothing(tmp_path):
     assert con.execute("SELECT COUNT(*) FROM grasps").fetchone()[0] == n
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _box_obj(path: Path, half: tuple[float, float, float]) -> None:
     """A closed box mesh (OBJ, metres) centred at the origin."""
     hx, hy, hz = half
@@ -196,7 +188,9 @@ def test_db_build_on_a_ray_cluster_started_by_the_test_matches_the_local_build(t
     meshes = tmp_path / "meshes"
     meshes.mkdir()
     _box_obj(meshes / "brick.obj", (0.025, 0.04, 0.03))
-    port = _free_port()
+    from benchmarks.bench_ray_scale import free_port  # clear of Ray's own ports
+
+    port = free_port()
     # a throwaway cluster on this machine: no usage reports, and no token authentication
     # (Ray's default for a `ray start` cluster; a real one passes RAY_AUTH_TOKEN instead)
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
