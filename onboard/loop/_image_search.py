@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from drivers.camera import RGBDFrame
-from scoring import (DepthParams, Scores, SearchParams, SideArc, contact_arcs, score_candidates,
-                     search_grasps)
+from scoring import (DepthParams, JawLimits, Scores, SearchParams, SideArc, contact_arcs,
+                     narrowest_width_m, score_candidates, search_grasps)
 from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_width, touching
 
 from .._cellfile import CellConfig
@@ -87,6 +87,27 @@ def insertion_depths(config: CellConfig) -> list[float]:
     first = min(s.insertion_depth_m, g.pad_length_m)
     deep = min(s.deep_insertion_m, reach)
     return [first] + ([deep] if deep > first + 1e-9 else [])
+
+
+def widened_text(sil: Silhouette, jaw: JawLimits) -> str:
+    """Why no grasp across an object that fits the stroke leaves the fingers room, when the
+    sensor's holes at its edge are why: its silhouette's target (the holes filled with its
+    depth) at least as wide as the stroke at its narrowest, its readings alone narrower
+    (metres compared, millimetres in the text); empty otherwise. The holes' band, and why
+    the score keeps it: docs/scoring.md ("The jaw centred on the readings")."""
+    if sil.target_read is None:
+        return ""
+    m = sil.metres_per_px
+    filled = narrowest_width_m(sil.target, m)
+    if not filled >= jaw.stroke_m:  # as wide as the open jaw: its fingers land on it
+        return ""
+    read = narrowest_width_m(sil.target_read, m)
+    if not read < jaw.stroke_m:
+        return ""
+    return (f"; its silhouette is {filled * 1e3:.0f} mm across at its narrowest, as wide as the "
+            f"jaw's {jaw.stroke_m * 1e3:.0f} mm stroke or wider, {read * 1e3:.0f} mm without the "
+            f"sensor's holes at its edge (filled with its depth, they widen it): no grasp "
+            f"across it leaves the fingers room (nearer the middle of the view, fewer are lost)")
 
 
 class ImageSearch:
@@ -231,6 +252,8 @@ class ImageSearch:
         if sil.runs_out_of_view:
             held += ("; the object runs past the edge of the camera's view, where no finger "
                      "is planned to land (move it or the camera)")
+        if score < self.config.scoring.min_score:  # only a no-grasp message reads it
+            held += widened_text(sil, self.jaw)
         return Proposal(score, i, self, held, sil, (found, j, kw))
 
     def _first_untried(self, sil: Silhouette, found) -> int | None:

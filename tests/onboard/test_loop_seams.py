@@ -80,16 +80,17 @@ class InstantArm(ArmController):
     _move_free = _move_linear = _go
 
 
-def hardware_loop(tmp_path, depths: list[np.ndarray], truth=None) -> PickingLoop:
+def hardware_loop(tmp_path, depths: list[np.ndarray], truth=None,
+                  camera: Camera | None = None) -> PickingLoop:
     """A PickingLoop on the hardware-shaped cell (no truth port given unless truth),
-    logging to tmp_path."""
+    logging to tmp_path; its camera plays back depths, or is camera."""
     config = parse_cell_file("", "cell.yaml")
     home = np.eye(4)
     home[:3, :3] = np.diag([1.0, -1.0, -1.0])
     home[:3, 3] = config.arm.home_m
     gripper = SimGripper(object_width_m=BOX_WIDTH_M)
     gripper.activate()
-    return PickingLoop(config, camera=PlaybackCamera(depths),
+    return PickingLoop(config, camera=camera or PlaybackCamera(depths),
                        segmenter=make_segmenter("tabletop"), gripper=gripper,
                        arm=InstantArm(home), trial_log=TrialLog(tmp_path / "log"),
                        cell_hash="hardware", truth=truth)
@@ -362,3 +363,56 @@ def test_the_overlay_draws_the_plane_past_the_view_apart_from_what_was_seen(tmp_
     pale = np.all(overlay == UNSEEN_BGR, axis=2)
     grey = np.all(overlay == 170, axis=2)
     assert pale.sum() > 1000 and grey.sum() > 1000
+
+
+class ColourCamera(PlaybackCamera):
+    """Plays back one depth image with its colour image."""
+
+    def __init__(self, depth: np.ndarray, colour: np.ndarray) -> None:
+        super().__init__([depth])
+        self.colour = colour
+
+    def _read(self, timeout_s: float | None) -> RGBDFrame:
+        frame = super()._read(timeout_s)
+        return RGBDFrame(self.colour, frame.depth_m, K, T_BASE_CAMERA, seq=frame.seq)
+
+
+def box_with_holes_beside(half_width_m: float, holes_m: float) -> ColourCamera:
+    """A red box 2 x half_width_m across x and 120 mm along y, 50 mm tall, on a grey table,
+    with a band holes_m wide beside its +x side where the sensor read nothing (the D400
+    loses such a band beside a depth step; there it sees the table's colour)."""
+    v, u = np.mgrid[0:K.height, 0:K.width]
+    x = (u - K.cx) / K.fx * 0.55
+    y = -(v - K.cy) / K.fy * 0.55
+    depth = np.full((K.height, K.width), 0.6, np.float32)
+    box = (np.abs(x) < half_width_m) & (np.abs(y) < 0.06)
+    depth[box] = 0.55
+    depth[(x >= half_width_m) & (x < half_width_m + holes_m) & (np.abs(y) < 0.06)] = 0.0
+    colour = np.full((K.height, K.width, 3), 128, np.uint8)
+    colour[box] = (40, 40, 200)
+    return ColourCamera(depth, colour)
+
+
+def test_a_box_that_fits_the_stroke_but_not_with_the_sensors_holes_beside_it_is_told_why(
+        tmp_path):
+    """A box 82 mm across in the 85 mm stroke (120 mm the other way) is grasped across; with
+    a band of the sensor's holes beside it, which the segmenter claims and the silhouette
+    fills with the box's depth, its silhouette is 85 mm across: no grasp across it clears
+    the fingers, and the no-grasp message says the holes are why, with both widths."""
+    loop = hardware_loop(tmp_path / "read", [], camera=box_with_holes_beside(0.041, 0.0))
+    assert not isinstance(loop.plan().choice, NoGrasp)
+    loop = hardware_loop(tmp_path / "holes", [], camera=box_with_holes_beside(0.041, 0.008))
+    plan = loop.plan()
+    assert isinstance(plan.choice, NoGrasp), plan.choice
+    assert "82 mm without the sensor's holes at its edge" in plan.choice.reason
+    assert "85 mm stroke or wider" in plan.choice.reason
+
+
+def test_a_box_wider_than_the_stroke_as_read_is_not_blamed_on_the_holes(tmp_path):
+    """Read 90 mm across, with the holes beside it or not, the box is wider than the
+    stroke: the message says so, and not that the holes are why."""
+    loop = hardware_loop(tmp_path, [], camera=box_with_holes_beside(0.045, 0.008))
+    plan = loop.plan()
+    assert isinstance(plan.choice, NoGrasp), plan.choice
+    assert "wider than the jaw's 85 mm stroke" in plan.choice.reason
+    assert "sensor's holes" not in plan.choice.reason
