@@ -107,7 +107,7 @@ def widened_text(sil: Silhouette, jaw: JawLimits) -> str:
     return (f"; its silhouette is {filled * 1e3:.0f} mm across at its narrowest, as wide as the "
             f"jaw's {jaw.stroke_m * 1e3:.0f} mm stroke or wider, {read * 1e3:.0f} mm without the "
             f"sensor's holes at its edge (filled with its depth, they widen it): no grasp "
-            f"across it leaves the fingers room (nearer the middle of the view, fewer are lost)")
+            f"across it leaves the fingers room")
 
 
 class ImageSearch:
