@@ -416,3 +416,22 @@ def test_a_box_wider_than_the_stroke_as_read_is_not_blamed_on_the_holes(tmp_path
     assert isinstance(plan.choice, NoGrasp), plan.choice
     assert "wider than the jaw's 85 mm stroke" in plan.choice.reason
     assert "sensor's holes" not in plan.choice.reason
+
+
+def test_the_holes_are_named_only_where_the_readings_alone_fit_the_stroke():
+    """widened_text names the holes where the filled target is as wide as the stroke or
+    wider and the readings alone are narrower; neither where the readings are as wide too,
+    nor where the stroke clears the filled target."""
+    import dataclasses
+
+    from onboard.loop._image_search import widened_text  # private: the message's text
+    from scoring import JawLimits
+    from vision import silhouette
+
+    frame = box_with_holes_beside(0.041, 0.008).read()
+    mask = max(make_segmenter("tabletop").segment(frame), key=lambda m: int(m.mask.sum()))
+    sil = silhouette(frame, mask, insertion_depth_m=0.02)
+    assert "82 mm without the sensor's holes" in widened_text(sil, JawLimits(stroke_m=0.085))
+    as_read = dataclasses.replace(sil, target_read=sil.target)
+    assert widened_text(as_read, JawLimits(stroke_m=0.085)) == ""
+    assert widened_text(sil, JawLimits(stroke_m=0.1)) == ""
