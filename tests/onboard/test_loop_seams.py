@@ -409,8 +409,8 @@ def test_a_box_that_fits_the_stroke_but_not_with_the_sensors_holes_beside_it_is_
 
 
 def test_a_box_wider_than_the_stroke_as_read_is_not_blamed_on_the_holes(tmp_path):
-    """Read 90 mm across, with the holes beside it or not, the box is wider than the
-    stroke: the message says so, and not that the holes are why."""
+    """Read 90 mm across, the box is wider than the stroke, the band of holes beside it
+    aside: the message says so, and not that the holes are why."""
     loop = hardware_loop(tmp_path, [], camera=box_with_holes_beside(0.045, 0.008))
     plan = loop.plan()
     assert isinstance(plan.choice, NoGrasp), plan.choice
