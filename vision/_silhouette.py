@@ -2,6 +2,7 @@
 approach axis (Tan et al. 2021, the cross-section remark), and the frame that maps them back."""
 from __future__ import annotations
 
+import copy
 import math
 
 import cv2
@@ -32,6 +33,12 @@ FRAGMENT_SHARE = 0.25
 # The outermost rows and columns of the image count as unseen: a silhouette's edge along the
 # image's border is where the view ends, not the object's side.
 VIEW_INSET_PX = 1.0
+# Sides that drop straight from the top's edge (walls): the readings as wide at their
+# narrowest WALL_PROBE_M past the top as at the fingertips, within WALL_TOLERANCE_M. On the
+# stored frames of the seed-120 and seed-130 runs (docs/vision.md), boxes near the stroke
+# read within 1.5 mm at the probe, lying cans and mugs 20-40 mm narrower.
+WALL_PROBE_M = 0.005
+WALL_TOLERANCE_M = 0.003
 
 
 def _unit(v: object, name: str) -> np.ndarray:
@@ -291,7 +298,7 @@ class ProjectedObject:
         self._grid, spacing, edge = _plane_grid(frame, mask, self._R)
         self._view = _view_rays(frame, self._R)
         # the target as its readings alone draw it: the filled holes at its edge left out
-        self._read_grid = self._grid
+        self._read_grid, self._holes_left_out = self._grid, False
         if edge.any():
             self._read_grid = self._grid.copy()
             self._read_grid[edge] = np.nan
@@ -307,6 +314,33 @@ class ProjectedObject:
         self._attached_grid = _plane_grid(frame, attached, self._R, spacing=False,
                                           edges=False)[0] \
             if attached is not None and attached.any() else None
+
+    def readings_only(self) -> ProjectedObject:
+        """The same object with the sensor's holes at its edge (``edge_holes``) left out:
+        each silhouette ``at`` draws from it is drawn from the readings alone (its target is
+        the full object's ``target_read``). Itself where there are no such holes."""
+        if self._read_grid is self._grid:
+            return self
+        out = copy.copy(self)
+        out._grid, out._holes_left_out = self._read_grid, True
+        return out
+
+    def sides_are_walls(self, insertion_depth_m: float) -> bool:
+        """Whether the object's sides drop straight from its top's edge down to
+        insertion_depth_m past the top (metres): its readings alone are as wide at their
+        narrowest WALL_PROBE_M past the top as there, within WALL_TOLERANCE_M. A box's or an
+        upright can's are; a lying can's or a mug's side bulges out below the top, and the
+        sensor's holes at its edge stand for that bulge (vision.md)."""
+        grid = self._read_grid
+        depth = grid[..., 2]
+        with np.errstate(invalid="ignore"):
+            shallow = depth <= self._top + min(WALL_PROBE_M, insertion_depth_m)
+            deep = depth <= self._top + insertion_depth_m
+        if not shallow.any():
+            return False
+        m = self._m
+        return bool(_narrowest_m(m, grid[deep][None]) - _narrowest_m(m, grid[shallow][None])
+                    <= WALL_TOLERANCE_M)
 
     def at(self, insertion_depth_m: float) -> Silhouette:
         """The silhouette with the fingertips insertion_depth_m past the object's first point
@@ -376,7 +410,8 @@ class ProjectedObject:
                           height_m=height.astype(np.float32), floor_m=support_depth - tip,
                           volume_m3=volume, centre_of_mass_px=centre_px, footprint=whole,
                           footprint_height_m=below.astype(np.float32, copy=False),
-                          target_read=target_read, unseen=unseen)
+                          target_read=target_read, unseen=unseen,
+                          holes_left_out=self._holes_left_out)
 
 
 def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,

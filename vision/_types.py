@@ -129,6 +129,9 @@ class Silhouette:
         image's border runs on. They are drawn into ``image`` as an obstacle as tall as the
         object's top (``height_m`` = insertion_depth_m), so that no finger is planned to land
         where nothing was seen. None: not drawn.
+    holes_left_out : whether the whole silhouette is drawn from the readings alone, the
+        sensor's holes at the object's edge left out (``ProjectedObject.readings_only``):
+        then ``target`` is ``target_read``.
     """
 
     image: np.ndarray
@@ -145,6 +148,7 @@ class Silhouette:
     footprint_height_m: np.ndarray | None = None
     target_read: np.ndarray | None = None
     unseen: np.ndarray | None = None
+    holes_left_out: bool = False
 
     def __post_init__(self) -> None:
         check_mask(self.image, "Silhouette.image")

@@ -42,7 +42,7 @@ from ._draws import LEVELS, LevelDraw, RankDraw, draw_across_levels, draw_rank_l
 from ._executor import Executor
 from ._jaw_region import MIN_REGION_PX, jaw_band_px, jaw_region
 from ._image_search import (ImageSearch, ScoredPose, deeper_search_wanted, insertion_depths,
-                            nearest_mask, pinched_at_widest)
+                            nearest_mask, pinched_at_widest, silhouette_for_jaw)
 from ._loop import PickingLoop
 from ._planner import (FINER_CUT, FINER_CUT_BELOW, GRASP_SOURCES, OPTIONAL_SOURCES,
                        SCENE_GOOD_ENOUGH, Planner, grasp_sources, planned_on_finer_cut)
@@ -121,6 +121,7 @@ __all__ = [
     "REJECT_REASONS",
     "SCENE_GOOD_ENOUGH",
     "ScoredPose",
+    "silhouette_for_jaw",
     "SimulatedTruth",
     "SourceSetup",
     "StageClock",

@@ -89,25 +89,48 @@ def insertion_depths(config: CellConfig) -> list[float]:
     return [first] + ([deep] if deep > first + 1e-9 else [])
 
 
-def widened_text(sil: Silhouette, jaw: JawLimits) -> str:
-    """Why no grasp across an object that fits the stroke leaves the fingers room, when the
-    sensor's holes at its edge are why: its silhouette's target (the holes filled with its
-    depth) at least as wide as the stroke at its narrowest, its readings alone narrower
-    (metres compared, millimetres in the text); empty otherwise. The holes' band, and why
-    the score keeps it: docs/scoring.md ("The jaw centred on the readings")."""
+def holes_close_stroke(sil: Silhouette, jaw: JawLimits) -> tuple[float, float] | None:
+    """(filled, read): the narrowest widths (metres) of the silhouette's target, the sensor's
+    holes at its edge filled with its depth, and of its readings alone, where the first is as
+    wide as the stroke or wider and the second narrower: the holes are what leaves the
+    fingers no room. None otherwise (or without a readings-only target)."""
     if sil.target_read is None:
-        return ""
+        return None
     m = sil.metres_per_px
     filled = narrowest_width_m(sil.target, m)
     if not filled >= jaw.stroke_m:  # as wide as the open jaw: its fingers land on it
-        return ""
+        return None
     read = narrowest_width_m(sil.target_read, m)
-    if not read < jaw.stroke_m:
+    return (filled, read) if read < jaw.stroke_m else None
+
+
+def widened_text(sil: Silhouette, jaw: JawLimits) -> str:
+    """Why no grasp across an object that fits the stroke leaves the fingers room, when the
+    sensor's holes at its edge are why (holes_close_stroke; millimetres in the text); empty
+    otherwise. The holes' band, and why the score keeps it beside a rounded side:
+    docs/scoring.md ("The jaw centred on the readings", "A wall's band of holes")."""
+    widths = holes_close_stroke(sil, jaw)
+    if widths is None:
         return ""
+    filled, read = widths
     return (f"; its silhouette is {filled * 1e3:.0f} mm across at its narrowest, as wide as the "
             f"jaw's {jaw.stroke_m * 1e3:.0f} mm stroke or wider, {read * 1e3:.0f} mm without the "
             f"sensor's holes at its edge (filled with its depth, they widen it): no grasp "
             f"across it leaves the fingers room")
+
+
+def silhouette_for_jaw(projected: ProjectedObject, insertion_m: float,
+                       jaw: JawLimits) -> Silhouette:
+    """The object's silhouette insertion_m past its top, drawn from its readings alone where
+    the sensor's holes at its edge close the stroke off (holes_close_stroke) and its sides
+    are walls (ProjectedObject.sides_are_walls): beside a wall the filled band lies outside
+    the object (a box 81.5 mm across read 89.3 in an 85 mm stroke). Beside a rounded side
+    the band stands for the bulge under the top the camera loses, and stays."""
+    sil = projected.at(insertion_m)
+    if holes_close_stroke(sil, jaw) is not None \
+            and projected.sides_are_walls(sil.insertion_depth_m):
+        return projected.readings_only().at(insertion_m)
+    return sil
 
 
 class ImageSearch:
@@ -128,9 +151,10 @@ class ImageSearch:
                    insertion_m: float | None = None) -> Silhouette:
         """Object i's silhouette for a straight-down approach with the fingertips insertion_m
         past its top (default: the first of insertions()), its neighbours as obstacles (and,
-        with scoring.join_touching, those touching it in its mass and mass centre)."""
+        with scoring.join_touching, those touching it in its mass and mass centre); drawn as
+        silhouette_for_jaw draws it for this jaw."""
         depth_m = self.insertions()[0] if insertion_m is None else insertion_m
-        return self.projected(frame, masks, i).at(depth_m)
+        return silhouette_for_jaw(self.projected(frame, masks, i), depth_m, self.jaw)
 
     def projected(self, frame: RGBDFrame, masks: list[ObjectMask], i: int) -> ProjectedObject:
         """Object i projected for a straight-down approach, ready for a silhouette at each
@@ -197,7 +221,7 @@ class ImageSearch:
                 try:
                     # one projection of the object's points serves every depth
                     projected = projected or self.projected(frame, masks, i)
-                    sil = projected.at(insertion)
+                    sil = silhouette_for_jaw(projected, insertion, self.jaw)
                 except ValueError as exc:
                     log.info("object %d: no silhouette (%s)", i, exc)
                     return self._proposal(best, i)
@@ -283,6 +307,8 @@ class ImageSearch:
         if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
             feats["mass_kg"] = kw["depth"].mass_kg  # the mass the torque term assumed
         feats["insertion_m"] = sil.insertion_depth_m  # the fingertips' depth past the top
+        if sil.holes_left_out:  # drawn from the readings alone (silhouette_for_jaw)
+            feats["holes_left_out"] = 1.0
         # scored on the silhouette's target (x, y), executed centred on its readings (T)
         centred = centred_on_readings(sil, x, y, t, self.projection)
         feats["centring_m"] = centred.shift_m
@@ -321,7 +347,7 @@ class ImageSearch:
         tip = T[:3, 3] + self.config.gripper.tcp_to_tip_m * T[:3, 2]
         i = nearest_mask(frame, masks, tip)
         projected = self.projected(frame, masks, i)
-        sils = [projected.at(d) for d in self.insertions()]
+        sils = [silhouette_for_jaw(projected, d, self.jaw) for d in self.insertions()]
         sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2]
                                                 @ (tip - v.T_base_plane[:3, 3]))))
         x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)

@@ -377,8 +377,10 @@ class ColourCamera(PlaybackCamera):
         return RGBDFrame(self.colour, frame.depth_m, K, T_BASE_CAMERA, seq=frame.seq)
 
 
-def box_with_holes_beside(half_width_m: float, holes_m: float) -> ColourCamera:
-    """A red box 2 x half_width_m across x and 120 mm along y, 50 mm tall, on a grey table,
+def box_with_holes_beside(half_width_m: float, holes_m: float, *,
+                          lying_can: bool = False) -> ColourCamera:
+    """A red box 2 x half_width_m across x and 120 mm along y, 50 mm tall (or with
+    lying_can a can of that radius lying along y), on a grey table 0.6 m under the camera,
     with a band holes_m wide beside its +x side where the sensor read nothing (the D400
     loses such a band beside a depth step; there it sees the table's colour)."""
     v, u = np.mgrid[0:K.height, 0:K.width]
@@ -386,26 +388,54 @@ def box_with_holes_beside(half_width_m: float, holes_m: float) -> ColourCamera:
     y = -(v - K.cy) / K.fy * 0.55
     depth = np.full((K.height, K.width), 0.6, np.float32)
     box = (np.abs(x) < half_width_m) & (np.abs(y) < 0.06)
-    depth[box] = 0.55
+    if lying_can:
+        r = half_width_m
+        depth[box] = 0.6 - r - np.sqrt(np.clip(r * r - x[box] ** 2, 0.0, None))
+    else:
+        depth[box] = 0.55
     depth[(x >= half_width_m) & (x < half_width_m + holes_m) & (np.abs(y) < 0.06)] = 0.0
     colour = np.full((K.height, K.width, 3), 128, np.uint8)
     colour[box] = (40, 40, 200)
     return ColourCamera(depth, colour)
 
 
-def test_a_box_that_fits_the_stroke_but_not_with_the_sensors_holes_beside_it_is_told_why(
+def test_a_box_that_fits_the_stroke_is_grasped_across_with_the_sensors_holes_beside_it(
         tmp_path):
-    """A box 82 mm across in the 85 mm stroke (120 mm the other way) is grasped across; with
-    a band of the sensor's holes beside it, which the segmenter claims and the silhouette
-    fills with the box's depth, its silhouette is 85 mm across: no grasp across it clears
-    the fingers, and the no-grasp message says the holes are why, with both widths."""
-    loop = hardware_loop(tmp_path / "read", [], camera=box_with_holes_beside(0.041, 0.0))
-    assert not isinstance(loop.plan().choice, NoGrasp)
-    loop = hardware_loop(tmp_path / "holes", [], camera=box_with_holes_beside(0.041, 0.008))
-    plan = loop.plan()
-    assert isinstance(plan.choice, NoGrasp), plan.choice
-    assert "82 mm without the sensor's holes at its edge" in plan.choice.reason
-    assert "85 mm stroke or wider" in plan.choice.reason
+    """A box 82 mm across in the 85 mm stroke (120 mm the other way), with a band of the
+    sensor's holes beside it that the segmenter claims (filled with the box's depth, its
+    silhouette is 90 mm across: no grasp across it would clear the fingers): its sides are
+    walls, so the band lies outside it and the silhouette is drawn from the readings alone.
+    It is grasped across its 82 mm, centred on the box, the trial marked holes_left_out."""
+    loop = hardware_loop(tmp_path, [], camera=box_with_holes_beside(0.041, 0.008))
+    choice = loop.plan().choice
+    assert not isinstance(choice, NoGrasp), choice.reason
+    assert abs(choice.T_base_tcp[0, 0]) > 0.99, "the jaw closes across x"
+    assert choice.features.get("holes_left_out") == 1.0
+    # the box's middle is the camera's (x = 0), whichever way the base frame runs
+    assert abs(choice.T_base_tcp[0, 3] - T_BASE_CAMERA[0, 3]) < 0.002
+    assert choice.score >= loop.config.scoring.min_score
+
+
+def test_beside_a_lying_can_the_sensors_holes_stay_and_are_named_in_the_message():
+    """A can 82 mm across lying in the 85 mm stroke with the same band beside it: its side
+    bulges out under its crest, where the band stands for the part the camera loses, so the
+    deep silhouette keeps the band (90 mm: no room for the fingers) and widened_text names
+    the holes with both widths."""
+    from onboard.loop import silhouette_for_jaw
+    from onboard.loop._image_search import widened_text  # private: the message's text
+    from scoring import JawLimits
+    from vision import ProjectedObject
+
+    frame = box_with_holes_beside(0.041, 0.008, lying_can=True).read()
+    mask = max(make_segmenter("tabletop").segment(frame), key=lambda m: int(m.mask.sum()))
+    jaw = JawLimits(stroke_m=0.085)
+    sil = silhouette_for_jaw(ProjectedObject(frame, mask), 0.045, jaw)
+    assert not sil.holes_left_out
+    assert "82 mm without the sensor's holes at its edge" in widened_text(sil, jaw)
+    assert "stroke or wider" in widened_text(sil, jaw)
+    box = box_with_holes_beside(0.041, 0.008).read()
+    mask = max(make_segmenter("tabletop").segment(box), key=lambda m: int(m.mask.sum()))
+    assert silhouette_for_jaw(ProjectedObject(box, mask), 0.045, jaw).holes_left_out
 
 
 def test_a_box_wider_than_the_stroke_as_read_is_not_blamed_on_the_holes(tmp_path):

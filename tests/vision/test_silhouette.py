@@ -471,6 +471,53 @@ def test_the_holes_at_an_edge_stay_out_of_the_targets_readings_and_inner_holes_s
 
 
 
+WALLED = {"box": (upright_box(0.0, 0.0, (0.08, 0.12, 0.06), yaw=0.4), True),
+          "upright can": (upright_cylinder(0.0, 0.0, 0.04, 0.1), True),
+          "lying can": (lying_cylinder(0.0, 0.0, 0.042, 0.14, yaw=0.4), False),
+          "thin lying can": (lying_cylinder(0.0, 0.0, 0.02, 0.12, yaw=1.2), False)}
+
+
+@CAMERAS
+@pytest.mark.parametrize("insertion", [0.02, 0.04])
+@pytest.mark.parametrize("what", sorted(WALLED))
+def test_a_boxs_and_an_upright_cans_sides_are_walls_and_a_lying_cans_are_not(camera, what,
+                                                                             insertion):
+    """sides_are_walls: the readings as wide a few millimetres under the top as at the
+    fingertips on a box and an upright can (their sides drop from the top's edge), not on a
+    lying can (its side bulges out below its crest), seen from above or obliquely."""
+    from vision import ProjectedObject
+
+    thing, walls = WALLED[what]
+    frame = render(Scene([thing]), camera, noise=True, seed=7)
+    projected = ProjectedObject(frame, frame.instance_ids == 1)
+    assert projected.sides_are_walls(insertion) is walls
+
+
+def test_the_readings_only_object_draws_each_depths_target_read():
+    """ProjectedObject.readings_only draws at every depth the silhouette whose target is the
+    full object's target_read (the band of holes left out; its own image frame, fitted to the
+    readings), marked holes_left_out; an object without holes at its edge is its own."""
+    from scoring import narrowest_width_m
+    from vision import ProjectedObject
+
+    box = upright_box(0.0, 0.0, (0.06, 0.04, 0.05))
+    frame, mask = _with_edge_band(render(Scene([box]), DOWN), 3, "right")
+    projected = ProjectedObject(frame, mask)
+    read = projected.readings_only()
+    for depth in (0.01, 0.03):
+        full, alone = projected.at(depth), read.at(depth)
+        widths = [narrowest_width_m(a, 0.001) for a in
+                  (alone.target, alone.target_read, full.target_read)]
+        assert widths[0] == widths[1] == pytest.approx(widths[2], abs=1e-3)
+        assert full.target.sum() > 1.03 * alone.target.sum()  # the band: 3 mm along a 40 mm side
+        assert abs(int(alone.target.sum()) - int(full.target_read.sum())) \
+            < 0.02 * full.target_read.sum()
+        assert alone.holes_left_out and not full.holes_left_out
+    plain = render(Scene([box]), DOWN)
+    clean = ProjectedObject(plain, plain.instance_ids == 1)
+    assert clean.readings_only() is clean
+
+
 def _can_cut_by_the_border(row: float = 470.0):
     """(frame, segmenter, can): an upright can 100 mm across, 100 mm tall, whose top's centre
     the straight-down camera sees at column 320, image row ``row`` near its bottom border
