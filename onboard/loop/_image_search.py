@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import math
 
+import cv2
 import numpy as np
 
 from drivers.camera import RGBDFrame
@@ -16,7 +17,7 @@ from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_wid
 
 from .._cellfile import CellConfig
 from .._types import GraspChoice
-from ._centring import centred_on_readings
+from ._centring import centred_on_readings, pose_as_scored
 from ._clock import StageClock
 from ._draws import draw_across_levels
 from ._features import features, limit_text
@@ -97,6 +98,11 @@ def holes_close_stroke(sil: Silhouette, jaw: JawLimits) -> tuple[float, float] |
     if sil.target_read is None:
         return None
     m = sil.metres_per_px
+    # the narrowest width is at most the bounding box's narrower side (pixels, as
+    # narrowest_width_m counts them): most objects are settled here, before the hull
+    _, _, w_px, h_px = cv2.boundingRect(sil.target.view(np.uint8))
+    if min(w_px, h_px) * m < jaw.stroke_m:
+        return None
     filled = narrowest_width_m(sil.target, m)
     if not filled >= jaw.stroke_m:  # as wide as the open jaw: its fingers land on it
         return None
@@ -328,21 +334,26 @@ class ImageSearch:
         return choice, level
 
     # ------------------------------------------------------------ re-scoring a pose
-    def score_pose(self, frame: RGBDFrame, masks: list[ObjectMask],
-                   T_base_tcp: np.ndarray) -> tuple[float, dict[str, float]]:
+    def score_pose(self, frame: RGBDFrame, masks: list[ObjectMask], T_base_tcp: np.ndarray, *,
+                   centring_m: float = 0.0) -> tuple[float, dict[str, float]]:
         """(score, features by name) of a straight-down grasp at T_base_tcp (base frame, a
         checked TCP pose) on the segmented object nearest its fingertips' point in the
-        camera image, with the search's silhouette whose fingertip plane it lies in."""
-        scored = self.scored_pose(frame, masks, T_base_tcp)
+        camera image, with the search's silhouette whose fingertip plane it lies in
+        (scored_pose; centring_m as there)."""
+        scored = self.scored_pose(frame, masks, T_base_tcp, centring_m=centring_m)
         feats = features(scored.scores, 0)
         if math.isfinite(scored.mass_kg):
             feats["mass_kg"] = scored.mass_kg
         return float(scored.scores.score[0]), feats
 
-    def scored_pose(self, frame: RGBDFrame, masks: list[ObjectMask],
-                    T_base_tcp: np.ndarray) -> ScoredPose:
+    def scored_pose(self, frame: RGBDFrame, masks: list[ObjectMask], T_base_tcp: np.ndarray, *,
+                    centring_m: float = 0.0) -> ScoredPose:
         """What score_pose reads for the grasp at T_base_tcp: its silhouette, its pixel
-        coordinates there and the scoring's output for it (contacts included)."""
+        coordinates there and the scoring's output for it (contacts included). With
+        centring_m (metres along the TCP's x: a logged trial's features["centring_m"]),
+        T_base_tcp is the pose executed after that centring: the grasp is scored that much
+        back along its closing axis (pose_as_scored), except on a silhouette drawn from the
+        readings alone (silhouette_for_jaw), where the jaw is not centred (choose)."""
         T = T_base_tcp
         tip = T[:3, 3] + self.config.gripper.tcp_to_tip_m * T[:3, 2]
         i = nearest_mask(frame, masks, tip)
@@ -350,6 +361,8 @@ class ImageSearch:
         sils = [silhouette_for_jaw(projected, d, self.jaw) for d in self.insertions()]
         sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2]
                                                 @ (tip - v.T_base_plane[:3, 3]))))
+        if centring_m and not sil.holes_left_out:
+            T = pose_as_scored(T, {"centring_m": centring_m})
         x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)
         kw = self.measure_kw(frame, masks[i], sil)
         scores = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),

@@ -407,13 +407,20 @@ def test_a_box_that_fits_the_stroke_is_grasped_across_with_the_sensors_holes_bes
     walls, so the band lies outside it and the silhouette is drawn from the readings alone.
     It is grasped across its 82 mm, centred on the box, the trial marked holes_left_out."""
     loop = hardware_loop(tmp_path, [], camera=box_with_holes_beside(0.041, 0.008))
-    choice = loop.plan().choice
+    plan = loop.plan()
+    choice = plan.choice
     assert not isinstance(choice, NoGrasp), choice.reason
     assert abs(choice.T_base_tcp[0, 0]) > 0.99, "the jaw closes across x"
     assert choice.features.get("holes_left_out") == 1.0
     # the box's middle is the camera's (x = 0), whichever way the base frame runs
     assert abs(choice.T_base_tcp[0, 3] - T_BASE_CAMERA[0, 3]) < 0.002
     assert choice.score >= loop.config.scoring.min_score
+    # a replay re-scores the executed pose as it was scored: on this silhouette the jaw is
+    # not centred, so a logged centring (none here) is not taken back off
+    assert choice.features["centring_m"] == 0.0
+    for centring_m in (0.0, 0.003):
+        assert loop.score_pose(plan.frame, choice.T_base_tcp, centring_m=centring_m)[0] \
+            == pytest.approx(choice.score, abs=1e-6)
 
 
 def test_beside_a_lying_can_the_sensors_holes_stay_and_are_named_in_the_message():
