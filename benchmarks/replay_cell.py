@@ -61,7 +61,7 @@ def replay(log_dirs: list[Path], variants: list[dict], base, limit: int = 0,
     from tqdm import tqdm
 
     from onboard import PickingCell, TrialLogError, config_hash
-    from onboard.loop import planned_on_finer_cut
+    from onboard.loop import planned_on_finer_cut, planned_on_readings, pose_as_scored
 
     recs = [(log, r) for log, r in graded_logs(log_dirs, "replay_cell")
             if not labels or r.object_label in labels]
@@ -79,12 +79,11 @@ def replay(log_dirs: list[Path], variants: list[dict], base, limit: int = 0,
             for k, (log, r) in enumerate(tqdm(recs, desc=name, unit="trial", file=sys.stderr)):
                 try:
                     frame = stored_frame(template, log, r.trial_id)
-                    # the executed pose, scored where it was scored: less its centring on
-                    # the readings, where the silhouette scoring it has the holes' band
-                    finer = planned_on_finer_cut(r.features)  # segmented as planned
+                    # the pose as scored: the executed one less its centring on the readings
+                    finer = planned_on_finer_cut(r.features)  # segmented and drawn as planned
                     scores[v, k] = cell.loop.score_pose(
-                        frame, r.T_base_tcp, finer_cut=finer,
-                        centring_m=(r.features or {}).get("centring_m", 0.0))[0]
+                        frame, pose_as_scored(r.T_base_tcp, r.features or {}),
+                        finer_cut=finer, holes_left_out=planned_on_readings(r.features))[0]
                     if masks_dir is not None and v == 0:
                         write_masks(masks_dir / f"trial-{r.trial_id}.png", cell.loop, frame,
                                     r.T_base_tcp, finer_cut=finer)

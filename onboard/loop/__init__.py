@@ -41,8 +41,9 @@ from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, G
 from ._draws import LEVELS, LevelDraw, RankDraw, draw_across_levels, draw_rank_level
 from ._executor import Executor
 from ._jaw_region import MIN_REGION_PX, jaw_band_px, jaw_region
-from ._image_search import (ImageSearch, ScoredPose, deeper_search_wanted, insertion_depths,
-                            nearest_mask, pinched_at_widest, silhouette_for_jaw)
+from ._image_search import (ImageSearch, ScoredPose, band_beside_walls, deeper_search_wanted,
+                            insertion_depths, nearest_mask, pinched_at_widest,
+                            planned_on_readings)
 from ._loop import PickingLoop
 from ._planner import (FINER_CUT, FINER_CUT_BELOW, GRASP_SOURCES, OPTIONAL_SOURCES,
                        SCENE_GOOD_ENOUGH, Planner, grasp_sources, planned_on_finer_cut)
@@ -53,6 +54,7 @@ from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, Simul
 from ._types import DatabaseGraspView, Execution, LoopState, Plan
 
 __all__ = [
+    "band_beside_walls",
     "jaw_region",
     "jaw_band_px",
     "MIN_REGION_PX",
@@ -79,6 +81,7 @@ __all__ = [
     "DatabaseSource",
     "deeper_search_wanted",
     "pinched_at_widest",
+    "planned_on_readings",
     "draw_across_levels",
     "draw_rank_level",
     "Execution",
@@ -121,7 +124,6 @@ __all__ = [
     "REJECT_REASONS",
     "SCENE_GOOD_ENOUGH",
     "ScoredPose",
-    "silhouette_for_jaw",
     "SimulatedTruth",
     "SourceSetup",
     "StageClock",

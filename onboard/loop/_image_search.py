@@ -17,7 +17,7 @@ from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_wid
 
 from .._cellfile import CellConfig
 from .._types import GraspChoice
-from ._centring import centred_on_readings, pose_as_scored
+from ._centring import centred_on_readings
 from ._clock import StageClock
 from ._draws import draw_across_levels
 from ._features import features, limit_text
@@ -47,6 +47,12 @@ DEEPER_PREFERRED_WITHIN = 0.05
 # over the plane for its length (seen 18-81° from the contact on a taped Franka hand's
 # 42 box, bar, plate and mug sides; the bananas' 0-13°: docs/scoring.md)
 ROUNDED_ARC_RAD = math.radians(15.0)
+# Under this best score, an object whose holes' band beside walls closes the stroke off is
+# searched on its readings alone too (ImageSearch._search): a top-level grasp on the
+# silhouette with the band needs no other (the band's collision test is the safer one where
+# its noisy readings stand out past the wall, docs/scoring.md "A wall's band of holes").
+READINGS_SEARCH_BELOW = TOP_LEVEL_SCORE
+HOLES_LEFT_OUT = "holes_left_out"  # the feature a grasp searched on the readings alone carries
 
 
 def deeper_search_wanted(score: float, contact_height_m: float, at_widest: bool = False) -> bool:
@@ -125,18 +131,25 @@ def widened_text(sil: Silhouette, jaw: JawLimits) -> str:
             f"across it leaves the fingers room")
 
 
-def silhouette_for_jaw(projected: ProjectedObject, insertion_m: float,
-                       jaw: JawLimits) -> Silhouette:
-    """The object's silhouette insertion_m past its top, drawn from its readings alone where
-    the sensor's holes at its edge close the stroke off (holes_close_stroke) and its sides
-    are walls (ProjectedObject.sides_are_walls): beside a wall the filled band lies outside
-    the object (a box 81.5 mm across read 89.3 in an 85 mm stroke). Beside a rounded side
-    the band stands for the bulge under the top the camera loses, and stays."""
-    sil = projected.at(insertion_m)
-    if holes_close_stroke(sil, jaw) is not None \
-            and projected.sides_are_walls(sil.insertion_depth_m):
-        return projected.readings_only().at(insertion_m)
-    return sil
+def band_beside_walls(projected: ProjectedObject, sil: Silhouette, jaw: JawLimits) -> bool:
+    """Whether the sensor's holes at the object's edge close the stroke off
+    (holes_close_stroke) beside sides that are walls (ProjectedObject.sides_are_walls): there
+    the filled band lies outside the object (a box 81.5 mm across read 89.3 in an 85 mm
+    stroke), and a search on its readings alone is wanted. Beside a rounded side the band
+    stands for the bulge under the top the camera loses, and stays."""
+    return holes_close_stroke(sil, jaw) is not None \
+        and projected.sides_are_walls(sil.insertion_depth_m)
+
+
+def planned_on_readings(features: dict[str, float] | None) -> bool:
+    """Whether a grasp with these (logged) features was searched on its object's readings
+    alone (ImageSearch._search), so that re-scoring it must draw the same silhouette."""
+    return bool((features or {}).get(HOLES_LEFT_OUT, 0.0))
+
+
+def _top_score(found) -> float:
+    """The best score of a search's candidates (sorted best first); 0 with none."""
+    return float(found.scores.score[0]) if not found.no_grasp and len(found) else 0.0
 
 
 class ImageSearch:
@@ -157,10 +170,9 @@ class ImageSearch:
                    insertion_m: float | None = None) -> Silhouette:
         """Object i's silhouette for a straight-down approach with the fingertips insertion_m
         past its top (default: the first of insertions()), its neighbours as obstacles (and,
-        with scoring.join_touching, those touching it in its mass and mass centre); drawn as
-        silhouette_for_jaw draws it for this jaw."""
+        with scoring.join_touching, those touching it in its mass and mass centre)."""
         depth_m = self.insertions()[0] if insertion_m is None else insertion_m
-        return silhouette_for_jaw(self.projected(frame, masks, i), depth_m, self.jaw)
+        return self.projected(frame, masks, i).at(depth_m)
 
     def projected(self, frame: RGBDFrame, masks: list[ObjectMask], i: int) -> ProjectedObject:
         """Object i projected for a straight-down approach, ready for a silhouette at each
@@ -227,7 +239,7 @@ class ImageSearch:
                 try:
                     # one projection of the object's points serves every depth
                     projected = projected or self.projected(frame, masks, i)
-                    sil = silhouette_for_jaw(projected, insertion, self.jaw)
+                    sil = projected.at(insertion)
                 except ValueError as exc:
                     log.info("object %d: no silhouette (%s)", i, exc)
                     return self._proposal(best, i)
@@ -237,10 +249,7 @@ class ImageSearch:
                 continue  # the support stopped the fingertips where a shallower search did
             seen.append(sil.insertion_depth_m)
             with clock.stage("search"):
-                kw = self.measure_kw(frame, masks[i], sil)
-                found = search_grasps(sil.image, self.projection, target=sil.target,
-                                      top_k=self.config.scoring.top_k, settings=self.search_params(),
-                                      seed=int(self._rng.integers(2**31)), **kw)
+                sil, kw, found = self._search(frame, masks[i], projected, sil, insertion)
             if found.no_grasp:
                 if k == 0:
                     return found.no_grasp
@@ -261,6 +270,31 @@ class ImageSearch:
                 best = (score, sil, found, j, kw)
                 widest = self._pinched_at_widest(found, j, kw)
         return self._proposal(best, i)
+
+    def _search(self, frame: RGBDFrame, mask: ObjectMask, projected: ProjectedObject,
+                sil: Silhouette, insertion_m: float) -> tuple[Silhouette, dict, object]:
+        """(silhouette, the measure's keyword arguments, candidates) of the search on sil;
+        where its best scores under READINGS_SEARCH_BELOW and the holes' band beside walls
+        closes the stroke off (band_beside_walls), the search on the silhouette drawn from
+        the readings alone too (ProjectedObject.readings_only), and the better of the two."""
+        kw, found = self._search_on(frame, mask, sil)
+        if found.no_grasp or _top_score(found) >= READINGS_SEARCH_BELOW \
+                or not band_beside_walls(projected, sil, self.jaw):
+            return sil, kw, found
+        alone = projected.readings_only().at(insertion_m)
+        kw_alone, found_alone = self._search_on(frame, mask, alone)
+        if _top_score(found_alone) <= _top_score(found):
+            return sil, kw, found
+        log.info("the holes' band beside walls closed the stroke off (best %.3f); on the "
+                 "readings alone %.3f", _top_score(found), _top_score(found_alone))
+        return alone, kw_alone, found_alone
+
+    def _search_on(self, frame: RGBDFrame, mask: ObjectMask, sil: Silhouette):
+        """(the measure's keyword arguments, candidates) of the grasp search on sil."""
+        kw = self.measure_kw(frame, mask, sil)
+        return kw, search_grasps(sil.image, self.projection, target=sil.target,
+                                 top_k=self.config.scoring.top_k, settings=self.search_params(),
+                                 seed=int(self._rng.integers(2**31)), **kw)
 
     def _pinched_at_widest(self, found, j: int, kw: dict) -> bool:
         """Whether grasp j of found meets a rounded side at its widest section with no margin
@@ -313,8 +347,8 @@ class ImageSearch:
         if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
             feats["mass_kg"] = kw["depth"].mass_kg  # the mass the torque term assumed
         feats["insertion_m"] = sil.insertion_depth_m  # the fingertips' depth past the top
-        if sil.holes_left_out:  # drawn from the readings alone (silhouette_for_jaw)
-            feats["holes_left_out"] = 1.0
+        if sil.holes_left_out:  # searched on the readings alone (_search): replays read it
+            feats[HOLES_LEFT_OUT] = 1.0
         # scored on the silhouette's target (x, y), executed centred on its readings (T)
         centred = centred_on_readings(sil, x, y, t, self.projection)
         feats["centring_m"] = centred.shift_m
@@ -335,34 +369,31 @@ class ImageSearch:
 
     # ------------------------------------------------------------ re-scoring a pose
     def score_pose(self, frame: RGBDFrame, masks: list[ObjectMask], T_base_tcp: np.ndarray, *,
-                   centring_m: float = 0.0) -> tuple[float, dict[str, float]]:
+                   holes_left_out: bool = False) -> tuple[float, dict[str, float]]:
         """(score, features by name) of a straight-down grasp at T_base_tcp (base frame, a
         checked TCP pose) on the segmented object nearest its fingertips' point in the
         camera image, with the search's silhouette whose fingertip plane it lies in
-        (scored_pose; centring_m as there)."""
-        scored = self.scored_pose(frame, masks, T_base_tcp, centring_m=centring_m)
+        (drawn from the readings alone with holes_left_out, as a grasp logged with
+        features["holes_left_out"] was searched)."""
+        scored = self.scored_pose(frame, masks, T_base_tcp, holes_left_out=holes_left_out)
         feats = features(scored.scores, 0)
         if math.isfinite(scored.mass_kg):
             feats["mass_kg"] = scored.mass_kg
         return float(scored.scores.score[0]), feats
 
     def scored_pose(self, frame: RGBDFrame, masks: list[ObjectMask], T_base_tcp: np.ndarray, *,
-                    centring_m: float = 0.0) -> ScoredPose:
+                    holes_left_out: bool = False) -> ScoredPose:
         """What score_pose reads for the grasp at T_base_tcp: its silhouette, its pixel
-        coordinates there and the scoring's output for it (contacts included). With
-        centring_m (metres along the TCP's x: a logged trial's features["centring_m"]),
-        T_base_tcp is the pose executed after that centring: the grasp is scored that much
-        back along its closing axis (pose_as_scored), except on a silhouette drawn from the
-        readings alone (silhouette_for_jaw), where the jaw is not centred (choose)."""
+        coordinates there and the scoring's output for it (contacts included)."""
         T = T_base_tcp
         tip = T[:3, 3] + self.config.gripper.tcp_to_tip_m * T[:3, 2]
         i = nearest_mask(frame, masks, tip)
         projected = self.projected(frame, masks, i)
-        sils = [silhouette_for_jaw(projected, d, self.jaw) for d in self.insertions()]
+        if holes_left_out:
+            projected = projected.readings_only()
+        sils = [projected.at(d) for d in self.insertions()]
         sil = min(sils, key=lambda v: abs(float(v.T_base_plane[:3, 2]
                                                 @ (tip - v.T_base_plane[:3, 3]))))
-        if centring_m and not sil.holes_left_out:
-            T = pose_as_scored(T, {"centring_m": centring_m})
         x, y, t = sil.grasp_of(T, angle_tol_rad=1e-3)
         kw = self.measure_kw(frame, masks[i], sil)
         scores = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),

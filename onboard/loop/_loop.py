@@ -167,16 +167,15 @@ class PickingLoop:
 
     def score_pose(self, frame: RGBDFrame, T_base_tcp: np.ndarray, *,
                    finer_cut: bool = False,
-                   centring_m: float = 0.0) -> tuple[float, dict[str, float]]:
+                   holes_left_out: bool = False) -> tuple[float, dict[str, float]]:
         """(score, features by name) the cell's scoring gives a straight-down grasp at
         T_base_tcp (base frame) on frame: its target is the segmented object nearest the
         fingertips' point in the camera image, its neighbours obstacles, as in a search;
         finer_cut: on the segmenter's finer cut, as the planner segmented a grasp logged with
-        features["finer_cut"]; centring_m: T_base_tcp is a logged trial's executed pose, moved
-        by its features["centring_m"] from the grasp as scored (ImageSearch.scored_pose). For
-        re-scoring logged trials on their stored frames with other settings (paired
-        ablations) and for checking a grasp a controller proposes. ValueError when nothing is
-        segmented."""
+        features["finer_cut"]; holes_left_out: on the silhouette drawn from the readings alone,
+        as the search scored a grasp logged with features["holes_left_out"]. For re-scoring
+        logged trials on their stored frames with other settings (paired ablations) and for
+        checking a grasp a controller proposes. ValueError when nothing is segmented."""
         if self._image_search is None:
             raise ValueError(f"score_pose scores parallel-jaw grasps; this cell carries the "
                              f"{self.hand.name} hand")
@@ -185,7 +184,7 @@ class PickingLoop:
         if not masks:
             cut = "the finer cut of " if finer_cut else ""
             raise ValueError(f"score_pose: nothing segmented in {cut}frame {frame.seq}")
-        return self._image_search.score_pose(frame, masks, T, centring_m=centring_m)
+        return self._image_search.score_pose(frame, masks, T, holes_left_out=holes_left_out)
 
     def _write_trial(self, plan: Plan, ex: Execution | None, clock: StageClock, *,
                      pending: bool = False) -> TrialRecord:

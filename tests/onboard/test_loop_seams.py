@@ -403,46 +403,46 @@ def test_a_box_that_fits_the_stroke_is_grasped_across_with_the_sensors_holes_bes
         tmp_path):
     """A box 82 mm across in the 85 mm stroke (120 mm the other way), with a band of the
     sensor's holes beside it that the segmenter claims (filled with the box's depth, its
-    silhouette is 90 mm across: no grasp across it would clear the fingers): its sides are
-    walls, so the band lies outside it and the silhouette is drawn from the readings alone.
-    It is grasped across its 82 mm, centred on the box, the trial marked holes_left_out."""
+    silhouette is 90 mm across: no grasp across it clears the fingers): its sides are walls,
+    so the band lies outside it and it is searched on its readings alone too. It is grasped
+    across its 82 mm, centred on the box, the trial marked holes_left_out, and a replay
+    re-scores it on that silhouette."""
+    from onboard.loop import planned_on_readings, pose_as_scored
+
     loop = hardware_loop(tmp_path, [], camera=box_with_holes_beside(0.041, 0.008))
     plan = loop.plan()
     choice = plan.choice
     assert not isinstance(choice, NoGrasp), choice.reason
     assert abs(choice.T_base_tcp[0, 0]) > 0.99, "the jaw closes across x"
-    assert choice.features.get("holes_left_out") == 1.0
+    assert planned_on_readings(choice.features)
     # the box's middle is the camera's (x = 0), whichever way the base frame runs
     assert abs(choice.T_base_tcp[0, 3] - T_BASE_CAMERA[0, 3]) < 0.002
     assert choice.score >= loop.config.scoring.min_score
-    # a replay re-scores the executed pose as it was scored: on this silhouette the jaw is
-    # not centred, so a logged centring (none here) is not taken back off
-    assert choice.features["centring_m"] == 0.0
-    for centring_m in (0.0, 0.003):
-        assert loop.score_pose(plan.frame, choice.T_base_tcp, centring_m=centring_m)[0] \
-            == pytest.approx(choice.score, abs=1e-6)
+    T = pose_as_scored(choice.T_base_tcp, choice.features)
+    assert loop.score_pose(plan.frame, T, holes_left_out=True)[0] == \
+        pytest.approx(choice.score, abs=1e-6)
+    assert loop.score_pose(plan.frame, T)[0] < loop.config.scoring.min_score  # the band's
 
 
-def test_beside_a_lying_can_the_sensors_holes_stay_and_are_named_in_the_message():
+def test_beside_a_lying_can_the_sensors_holes_stay_and_are_named_in_the_message(tmp_path):
     """A can 82 mm across lying in the 85 mm stroke with the same band beside it: its side
-    bulges out under its crest, where the band stands for the part the camera loses, so the
-    deep silhouette keeps the band (90 mm: no room for the fingers) and widened_text names
-    the holes with both widths."""
-    from onboard.loop import silhouette_for_jaw
+    bulges out under its crest, where the band stands for the part the camera loses, so
+    band_beside_walls is False for it (True for the box), and widened_text names the holes
+    with both widths."""
+    from onboard.loop import band_beside_walls
     from onboard.loop._image_search import widened_text  # private: the message's text
     from scoring import JawLimits
     from vision import ProjectedObject
 
-    frame = box_with_holes_beside(0.041, 0.008, lying_can=True).read()
-    mask = max(make_segmenter("tabletop").segment(frame), key=lambda m: int(m.mask.sum()))
     jaw = JawLimits(stroke_m=0.085)
-    sil = silhouette_for_jaw(ProjectedObject(frame, mask), 0.045, jaw)
-    assert not sil.holes_left_out
-    assert "82 mm without the sensor's holes at its edge" in widened_text(sil, jaw)
-    assert "stroke or wider" in widened_text(sil, jaw)
-    box = box_with_holes_beside(0.041, 0.008).read()
-    mask = max(make_segmenter("tabletop").segment(box), key=lambda m: int(m.mask.sum()))
-    assert silhouette_for_jaw(ProjectedObject(box, mask), 0.045, jaw).holes_left_out
+    for lying_can, walls in ((True, False), (False, True)):
+        frame = box_with_holes_beside(0.041, 0.008, lying_can=lying_can).read()
+        mask = max(make_segmenter("tabletop").segment(frame), key=lambda m: int(m.mask.sum()))
+        projected = ProjectedObject(frame, mask)
+        sil = projected.at(0.045)
+        assert band_beside_walls(projected, sil, jaw) is walls
+        assert "82 mm without the sensor's holes at its edge" in widened_text(sil, jaw)
+        assert "stroke or wider" in widened_text(sil, jaw)
 
 
 def test_a_box_wider_than_the_stroke_as_read_is_not_blamed_on_the_holes(tmp_path):
