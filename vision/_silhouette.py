@@ -36,7 +36,7 @@ VIEW_INSET_PX = 1.0
 # Sides that drop straight from the top's edge (walls): the readings as wide at their
 # narrowest WALL_PROBE_M past the top as at the fingertips, within WALL_TOLERANCE_M. On the
 # stored frames of the seed-120 and seed-130 runs (docs/vision.md), boxes near the stroke
-# read within 1.5 mm at the probe, lying cans and mugs 20-40 mm narrower.
+# read within 2 mm at the probe, lying cans and mugs 20-40 mm narrower.
 WALL_PROBE_M = 0.005
 WALL_TOLERANCE_M = 0.003
 
