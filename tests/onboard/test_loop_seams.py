@@ -427,8 +427,8 @@ def test_a_box_that_fits_the_stroke_is_grasped_across_with_the_sensors_holes_bes
 def test_beside_a_lying_can_the_sensors_holes_stay_and_are_named_in_the_message(tmp_path):
     """A can 82 mm across lying in the 85 mm stroke with the same band beside it: its side
     bulges out under its crest, where the band stands for the part the camera loses, so
-    band_beside_walls is False for it (True for the box), and widened_text names the holes
-    with both widths."""
+    band_beside_walls is False for it (True for the box), widened_text names the holes with
+    both widths, and the loop's no-grasp message carries them."""
     from onboard.loop import band_beside_walls
     from onboard.loop._image_search import widened_text  # private: the message's text
     from scoring import JawLimits
@@ -443,6 +443,11 @@ def test_beside_a_lying_can_the_sensors_holes_stay_and_are_named_in_the_message(
         assert band_beside_walls(projected, sil, jaw) is walls
         assert "82 mm without the sensor's holes at its edge" in widened_text(sil, jaw)
         assert "stroke or wider" in widened_text(sil, jaw)
+    loop = hardware_loop(tmp_path, [], camera=box_with_holes_beside(0.041, 0.008,
+                                                                    lying_can=True))
+    plan = loop.plan()
+    assert isinstance(plan.choice, NoGrasp), plan.choice
+    assert "82 mm without the sensor's holes at its edge" in plan.choice.reason
 
 
 def test_a_box_wider_than_the_stroke_as_read_is_not_blamed_on_the_holes(tmp_path):
