@@ -314,6 +314,23 @@ class ProjectedObject:
         self._attached_grid = _plane_grid(frame, attached, self._R, spacing=False,
                                           edges=False)[0] \
             if attached is not None and attached.any() else None
+        self._joined_width: float | None = None  # _joined_width_m's, once asked
+
+    def _joined_width_m(self) -> float:
+        """The narrowest width (metres) of the object and its attached pieces together, over
+        their points more than the clearance above the support (the fingertips stop there:
+        the table's readings a mask takes in at its outline, a few millimetres over the
+        support in the sensor's noise, are never between the pads, and counted they widened
+        a lying bottle 69 mm across to 82 mm, over the Franka hand's 80 mm stroke, so that
+        its neck was grasped as an object of its own: docs/scoring.md). Computed once."""
+        if self._joined_width is None:
+            grids = (self._grid, self._attached_grid)
+            above = [_off_support(g, self._R, self._support, self._frame.T_base_camera,
+                                  self._clearance) for g in grids]
+            if any(np.isfinite(g[..., 2]).any() for g in above):
+                grids = above  # else all of it that low: no better reading than the whole
+            self._joined_width = _narrowest_m(self._m, *grids)
+        return self._joined_width
 
     def readings_only(self) -> ProjectedObject:
         """The same object with the sensor's holes at its edge (``edge_holes``) left out:
@@ -321,6 +338,8 @@ class ProjectedObject:
         the full object's ``target_read``). Itself where there are no such holes."""
         if self._read_grid is self._grid:
             return self
+        if self._attached_grid is not None:
+            self._joined_width_m()  # the copy joins its pieces as the object does
         out = copy.copy(self)
         out._grid, out._holes_left_out = self._read_grid, True
         return out
@@ -376,7 +395,7 @@ class ProjectedObject:
         if self._attached_grid is not None and volume > 0:
             volume, centre_px = _join_attached(self._attached_grid, lo, m, max_step,
                                                support_depth, volume, centre_px,
-                                               self._fragment_share, grid,
+                                               self._fragment_share, self._joined_width_m(),
                                                self._attached_max_width)
         if self._obstacle_grid is not None:
             near = _within_reach(self._obstacle_grid, lo, shape, m, max_step)
@@ -416,16 +435,17 @@ class ProjectedObject:
 
 def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,
                    support_depth: float, volume: float, centre_px: np.ndarray,
-                   fragment_share: float, target_grid: np.ndarray,
+                   fragment_share: float, joined_width_m: float,
                    max_width_m: float) -> tuple[float, np.ndarray]:
     """(volume, m³; centre, (column, row) pixels of the target's silhouette) of the target
     together with the attached pixels' solid under their seen surface, each drawn over its own
     extent (an attached body may reach past the silhouette's border); the target's own when
-    it is more than fragment_share of the whole, or when the whole is nowhere narrower than
-    max_width_m (metres: no body a jaw of that stroke could hold, so separate objects)."""
+    it is more than fragment_share of the whole, or when the whole, joined_width_m across at
+    its narrowest (ProjectedObject._joined_width_m), is nowhere narrower than max_width_m
+    (metres: no body a jaw of that stroke could hold, so separate objects)."""
     if grid.size == 0 or not np.isfinite(grid[..., 2]).any():
         return volume, centre_px
-    if math.isfinite(max_width_m) and _narrowest_m(m, target_grid, grid) > max_width_m:
+    if math.isfinite(max_width_m) and joined_width_m > max_width_m:
         return volume, centre_px
     _, _, _, x0, y0, x1, y1 = extent_above(grid, math.inf)
     lo_a = np.array([x0, y0]) - m
@@ -437,6 +457,22 @@ def _join_attached(grid: np.ndarray, lo: np.ndarray, m: float, max_step: float,
         return volume, centre_px
     c_a = c_a + (lo_a - lo) / m  # into the target silhouette's pixels
     return volume + v_a, (volume * np.asarray(centre_px) + v_a * c_a) / (volume + v_a)
+
+
+def _off_support(grid: np.ndarray, R: np.ndarray, support: SupportPlane | None,
+                 T_base_camera: np.ndarray, clearance_m: float) -> np.ndarray:
+    """grid (h, w, 3: plane-axis x, y and depth along the approach, metres) with its points
+    less than clearance_m above the support plane set NaN; grid itself without a support."""
+    if support is None or grid.size == 0:
+        return grid
+    n_b, off_b = support.in_base(T_base_camera)
+    with np.errstate(invalid="ignore"):
+        low = (grid @ (R.T @ n_b) + off_b) < clearance_m  # height over the support; NaN: False
+    if not low.any():
+        return grid
+    out = grid.copy()
+    out[low] = np.nan
+    return out
 
 
 def _narrowest_m(m: float, *grids: np.ndarray) -> float:
