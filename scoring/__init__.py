@@ -20,7 +20,7 @@ from ._measure import (MEASURES, PreparedSilhouette, drop_off_target, grasp_regi
                        prepare_silhouette, score_candidates)
 from ._physical import (DepthParams, DepthView, JawLimits, PhysicalTerms, SideArc,
                         contact_arcs, contact_full_m, mean_patch_radius_m, narrowest_width_m,
-                        physical_terms, swing_score, why_not_holdable)
+                        palm_reach_m, physical_terms, swing_score, why_not_holdable)
 from ._search import SAMPLERS, GraspSet, SearchParams, non_max_suppression, search_grasps
 from ._antipodal import AntipodalPairs, antipodal_candidates
 from ._normals import contact_normal, disc_weights, normal_field
@@ -52,6 +52,7 @@ __all__ = [
     "drop_off_target",
     "narrowest_width_m",
     "mean_patch_radius_m",
+    "palm_reach_m",
     "physical_terms",
     "why_not_holdable",
     "GripperProjection",

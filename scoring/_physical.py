@@ -407,6 +407,17 @@ def _wide_palm_factor(jaw: JawLimits, view: DepthView, x: np.ndarray, y: np.ndar
                        outline=view.tall_outline(palm_m))
 
 
+def palm_reach_m(jaw: JawLimits) -> float:
+    """How far from a grasp's centre the wide palm's check reads (metres): the half-diagonal
+    of the palm with its sides out by PALM_OUTLINE_BIAS_M, the graze's; 0 for a jaw without
+    palm_width_m or palm_length_m (its palm lies within the open fingers' reach). An image
+    that ends nearer than this leaves a neighbour under the palm's ends unseen."""
+    if not (math.isfinite(jaw.palm_width_m) and math.isfinite(jaw.palm_length_m)):
+        return 0.0
+    return math.hypot(0.5 * jaw.palm_length_m + PALM_OUTLINE_BIAS_M,
+                      0.5 * jaw.palm_width_m + PALM_OUTLINE_BIAS_M)
+
+
 @functools.lru_cache(maxsize=64)
 def _sample_lines(offsets: tuple[float, ...], body_px: float) -> tuple[np.ndarray, ...]:
     """The depth kernel's samples for grasp lines at offsets (px) and finger bodies body_px

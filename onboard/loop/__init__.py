@@ -43,7 +43,7 @@ from ._executor import Executor
 from ._jaw_region import MIN_REGION_PX, jaw_band_px, jaw_region
 from ._image_search import (ImageSearch, ScoredPose, band_beside_walls, deeper_search_wanted,
                             insertion_depths, nearest_mask, pinched_at_widest,
-                            planned_on_readings)
+                            planned_on_readings, silhouette_margin_m)
 from ._loop import PickingLoop
 from ._planner import (FINER_CUT, FINER_CUT_BELOW, GRASP_SOURCES, OPTIONAL_SOURCES,
                        SCENE_GOOD_ENOUGH, Planner, grasp_sources, planned_on_finer_cut)
@@ -101,6 +101,7 @@ __all__ = [
     "HeightMap",
     "ImageSearch",
     "insertion_depths",
+    "silhouette_margin_m",
     "nearest_mask",
     "LevelDraw",
     "LEVELS",

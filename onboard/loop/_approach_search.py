@@ -23,7 +23,7 @@ from .._cellfile import ApproachesConfig, CellConfig
 from .._types import GraspChoice
 from ._clock import StageClock
 from ._features import limit_text
-from ._image_search import ImageSearch
+from ._image_search import ImageSearch, silhouette_margin_m
 from ._source import TOP_LEVEL_SCORE, Proposal, SourceSetup
 
 # Share of an object's points above which its top is taken (a flying pixel must not make a
@@ -176,7 +176,8 @@ class ApproachSearch:
         s, g = self.config.scoring, self.config.gripper
         return silhouette(frame, masks[i], approach=approach,
                           insertion_depth_m=self._image.insertions()[0],
-                          metres_per_px=s.metres_per_px, margin_m=0.6 * g.open_width_m + 0.02,
+                          metres_per_px=s.metres_per_px,
+                          margin_m=silhouette_margin_m(self.config, self._image.jaw),
                           obstacles=neighbours(masks, i), support=self._plane(),
                           clearance_m=s.clearance_m,
                           attached=touching(masks, i) if s.join_touching else None,

@@ -12,7 +12,7 @@ import numpy as np
 
 from drivers.camera import RGBDFrame
 from scoring import (DepthParams, JawLimits, Scores, SearchParams, SideArc, contact_arcs,
-                     narrowest_width_m, score_candidates, search_grasps)
+                     narrowest_width_m, palm_reach_m, score_candidates, search_grasps)
 from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_width, touching
 
 from .._cellfile import CellConfig
@@ -74,6 +74,21 @@ def pinched_at_widest(arcs: tuple[SideArc, SideArc]) -> bool:
 
 
 log = logging.getLogger("graspline.loop")
+
+
+def silhouette_margin_m(config: CellConfig, jaw: JawLimits) -> float:
+    """The free border a silhouette keeps round its object (metres): room for the open
+    fingers (60 % of the opening and 20 mm), and at least as far as the wide palm's check
+    reads from a grasp's centre (scoring.palm_reach_m) and a pixel: the Franka hand's palm,
+    204 mm along the closing direction, reached past the fingers' border, and a can standing
+    there under its end was unseen (a protective stop on a box beside it at 0.97;
+    docs/scoring.md). A whole number of pixels: the object's outline then falls on the same
+    pixels whatever the border (half a pixel's shift redraws a ragged outline a pixel wider
+    on one side, and grasps that cleared it by a pixel collide)."""
+    m = config.scoring.metres_per_px
+    margin = max(0.6 * config.gripper.open_width_m + 0.02, palm_reach_m(jaw) + m)
+    px = margin / m
+    return margin if abs(px - round(px)) < 1e-6 else math.ceil(px) * m
 
 
 def insertion_depths(config: CellConfig) -> list[float]:
@@ -182,7 +197,7 @@ class ImageSearch:
         attached = touching(masks, i) if s.join_touching else None
         return ProjectedObject(frame, masks[i], approach=(0.0, 0.0, -1.0),
                                metres_per_px=s.metres_per_px,
-                               margin_m=0.6 * self.config.gripper.open_width_m + 0.02,
+                               margin_m=silhouette_margin_m(self.config, self.jaw),
                                obstacles=neighbours(masks, i),
                                support=getattr(self._segmenter, "last_plane", None),
                                clearance_m=s.clearance_m, attached=attached,

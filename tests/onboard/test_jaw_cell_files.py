@@ -180,3 +180,25 @@ def test_sim_cell_settings_are_the_settings_the_cell_files_simulated_cell_runs_o
                                                                       ycb_dir=str(tmp_path / "no")))
     with pytest.raises(CellSetupError, match="ycb_dir"):
         sim_cell_settings(bad)
+
+
+@pytest.mark.parametrize("open_width_m", [0.080, 0.083, 0.085, 0.1137, 0.140])
+@pytest.mark.parametrize("palm", [None, (0.063, 0.204), (0.033, 0.137)])
+def test_a_silhouettes_border_is_whole_pixels_and_reaches_past_the_palm(open_width_m, palm):
+    """The border a silhouette keeps round its object: a whole number of pixels (half a
+    pixel's shift redraws an outline a pixel wider on one side), at least the open fingers'
+    room, and past the farthest corner of the palm the scorer checks."""
+    from onboard.loop import silhouette_margin_m
+    from scoring import JawLimits, palm_reach_m
+
+    keys = "" if palm is None else f", palm_width_m: {palm[0]}, palm_length_m: {palm[1]}"
+    config = parse_cell_file(f"gripper: {{open_width_m: {open_width_m}{keys}}}\n", "cell.yaml")
+    width, length = config.gripper.palm_m()  # the scorer's palm (PickingLoop.jaw's)
+    jaw = JawLimits(stroke_m=open_width_m, palm_width_m=width, palm_length_m=length)
+    margin = silhouette_margin_m(config, jaw)
+    px = margin / config.scoring.metres_per_px
+    assert px == pytest.approx(round(px), abs=1e-6)
+    assert margin >= 0.6 * open_width_m + 0.02 - 1e-9
+    assert margin > palm_reach_m(jaw)
+    if palm is not None:
+        assert palm_reach_m(jaw) > math.hypot(palm[0], palm[1]) / 2  # its corner, and more

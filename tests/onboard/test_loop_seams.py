@@ -81,10 +81,10 @@ class InstantArm(ArmController):
 
 
 def hardware_loop(tmp_path, depths: list[np.ndarray], truth=None,
-                  camera: Camera | None = None) -> PickingLoop:
-    """A PickingLoop on the hardware-shaped cell (no truth port given unless truth),
-    logging to tmp_path; its camera plays back depths, or is camera."""
-    config = parse_cell_file("", "cell.yaml")
+                  camera: Camera | None = None, cell_text: str = "") -> PickingLoop:
+    """A PickingLoop on the hardware-shaped cell (no truth port given unless truth; the cell
+    file cell_text), logging to tmp_path; its camera plays back depths, or is camera."""
+    config = parse_cell_file(cell_text, "cell.yaml")
     home = np.eye(4)
     home[:3, :3] = np.diag([1.0, -1.0, -1.0])
     home[:3, 3] = config.arm.home_m
@@ -209,14 +209,15 @@ def test_the_trial_record_is_a_pure_function_of_plan_and_execution(tmp_path):
 
 def joined_depth(small_box: bool) -> np.ndarray:
     """(240, 320) float32 depth (m): a 40 x 60 mm box 20 mm tall at the centre (across x by
-    y), and touching its +x side a plate 100 x 50 mm, 10 mm thick: the 10 mm step between
+    y), and touching its +x side a plate 100 x 70 mm, 10 mm thick: the 10 mm step between
     their tops is under the segmenter's cut, so they are one mask; the box only when
-    small_box."""
+    small_box. (The plate reaches past the box's ends: a jaw closing along y on the plate
+    meets the plate's sides first, wherever the pixels of its fingers' band fall.)"""
     v, u = np.mgrid[0:K.height, 0:K.width]
     depth = np.full((K.height, K.width), 0.6, np.float32)
     x = (u - K.cx) / K.fx * 0.59
     y = -(v - K.cy) / K.fy * 0.59
-    depth[(x >= BOX_WIDTH_M / 2) & (x < BOX_WIDTH_M / 2 + 0.1) & (np.abs(y) < 0.025)] = 0.59
+    depth[(x >= BOX_WIDTH_M / 2) & (x < BOX_WIDTH_M / 2 + 0.1) & (np.abs(y) < 0.035)] = 0.59
     if small_box:
         depth[(np.abs(x) < BOX_WIDTH_M / 2) & (np.abs(y) < 0.03)] = 0.58
     return depth
@@ -477,3 +478,42 @@ def test_the_holes_are_named_only_where_the_readings_alone_fit_the_stroke():
     as_read = dataclasses.replace(sil, target_read=sil.target)
     assert widened_text(as_read, JawLimits(stroke_m=0.085)) == ""
     assert widened_text(sil, JawLimits(stroke_m=0.1)) == ""
+
+
+def box_and_tall_block(block_near_m: float) -> np.ndarray:
+    """(240, 320) float32 depth (m): the 40 x 60 mm box at the table's centre, 50 mm tall,
+    and a block 150 mm tall, 40 mm across x and 60 mm along y, its near side block_near_m
+    from the box's middle along +x."""
+    v, u = np.mgrid[0:K.height, 0:K.width]
+    depth = table_depth(True)
+    x = (u - K.cx) / K.fx * 0.45
+    y = -(v - K.cy) / K.fy * 0.45
+    depth[(x >= block_near_m) & (x < block_near_m + 0.04) & (np.abs(y) < 0.03)] = 0.45
+    return depth
+
+
+FRANKA_PALM = ("gripper: {open_width_m: 0.080, palm_width_m: 0.063, palm_length_m: 0.204}\n")
+
+
+def test_a_long_palm_sees_a_tall_block_past_the_open_fingers_reach(tmp_path):
+    """The Franka hand's palm is 204 mm along the closing direction, longer than the border a
+    silhouette kept round its object for the open fingers (60 % of the 80 mm opening and 20
+    mm: 68 mm). A block 150 mm tall standing 95 mm from a 40 mm box's middle lies under the
+    palm's end when the jaw closes across the box, and it lay outside that border: the grasp
+    across scored clear and the palm came down on the block. The border now reaches as far
+    as the palm's check: the grasp across the box's 40 mm has its palm on the block, and the
+    loop closes along the box's 60 mm instead."""
+    loop = hardware_loop(tmp_path, [box_and_tall_block(0.095)], cell_text=FRANKA_PALM)
+    plan = loop.plan()
+    assert not isinstance(plan.choice, NoGrasp), plan.choice.reason
+    T = plan.choice.T_base_tcp
+    assert abs(T[1, 0]) > 0.99, "the jaw closes along y, its palm clear of the block"
+    across = T.copy()
+    across[:3, :2] = np.array([[1.0, 0.0], [0.0, -1.0], [0.0, 0.0]])  # closing along x
+    across[:2, 3] = T_BASE_CAMERA[:2, 3]  # at the box's middle
+    score, feats = loop.score_pose(plan.frame, across)
+    assert feats["body_collision"] == 1.0 and score == 0.0  # the palm lands on the block
+    # further off, past the palm's end, the block leaves the grasp across the box clear
+    far = hardware_loop(tmp_path / "far", [box_and_tall_block(0.13)], cell_text=FRANKA_PALM)
+    score, feats = far.score_pose(far.plan().frame, across)
+    assert feats["body_collision"] == 0.0 and score > 0.9
