@@ -10,9 +10,11 @@ the objects that do not touch it (a table is left to the objects the loop could 
 and executes a grid of grasps straight down: the fingertips at ``--depths`` depths under its
 top, from 2 mm to the deepest where the part above them still fits the stroke less 2 mm and
 the fingers reach, each closing across that part's narrowest direction, at its middle and a
-quarter of its length either side. An object with no such grasp (a mug whose rim comes
-within 2 mm of the stroke: a rim grasp, one pad inside, is not in the grid) is not judged and
-stays counted. Each grasp runs as the loop's does (hold_physics.execute: approach, close at
+quarter of its length either side. An object whose part fits the stroke only within those 2
+mm (a box 78.7 or 80.0 mm across in the Franka hand's 80 mm stroke) is tried where it fits
+the stroke at all, the same grid: the placement is the simulator's own, exact, so the grid
+asks whether the fingers can pass it and hold it when nothing errs. An object with no such
+grasp (wider than the stroke within the fingers' reach) is not judged and stays counted. Each grasp runs as the loop's does (hold_physics.execute: approach, close at
 the gripper's speed and force, lift 10 cm, hold 0.5 s) from the same state, the table as
 laid with those neighbours parked (MuJoCo's state restored between grasps). An object no
 grasp of the grid held is one this jaw cannot hold there, as far as the grid can tell: a
@@ -112,18 +114,22 @@ def grid(obj, T: np.ndarray, stroke_m: float, insert_m: float, n_depths: int,
     """(depth m, along m, T_base_tcp) of the grasps tried on an object at pose T (world =
     the cell's base): at n_depths fingertip depths under its top down to insert_m (the
     fingers' length), each closing across the narrowest direction of the part above it
-    where that part fits the stroke less FINGER_CLEAR_M, at the middle of that part and a
-    quarter of its length either side. Empty where nothing fits (a rim's wall, which one
-    pad grips from inside, is not in the grid)."""
+    where that part fits the stroke less FINGER_CLEAR_M (where none does, where it fits the
+    stroke at all), at the middle of that part and a quarter of its length either side.
+    Empty where nothing fits the stroke."""
     from benchmarks.bench_width import feret_min, true_section
 
     top = float((obj.visual[0] @ T[:3, :3].T + T[:3, 3])[:, 2].max())
-    fits = []
+    sections = []
     for d in np.linspace(DEPTH_MIN_M, insert_m, 4 * n_depths):
         part = true_section(obj, T, insertion_m=float(d))[:, :2]
         width, u = feret_min(part)
-        if width <= stroke_m - FINGER_CLEAR_M:
-            fits.append((float(d), part, np.asarray(u, float) / np.linalg.norm(u)))
+        sections.append((float(d), part, np.asarray(u, float) / np.linalg.norm(u), width))
+    fits = []
+    for clear in (FINGER_CLEAR_M, 0.0):
+        fits = [(d, part, u) for d, part, u, width in sections if width <= stroke_m - clear]
+        if fits:
+            break
     if not fits:
         return []
     pick = np.unique(np.linspace(0, len(fits) - 1, n_depths).round().astype(int))

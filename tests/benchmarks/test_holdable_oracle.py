@@ -54,6 +54,20 @@ def test_the_grid_is_empty_where_nothing_of_the_object_fits_the_stroke():
     assert grid(obj, T, STROKE_M, insert_m=0.06, n_depths=5, tcp_to_tip_m=0.01) == []
 
 
+def test_an_object_within_two_millimetres_of_the_stroke_is_tried_where_it_fits_at_all():
+    """An upright can a millimetre narrower than the stroke: no part fits the stroke less
+    FINGER_CLEAR_M, so the grid closes where it fits the stroke at all (the simulator places
+    the jaw exactly: whether the fingers pass it is the physics' to say); a can wider than
+    the stroke still has no grid."""
+    obj, T, r, _ = _can(lying=False)
+    grasps = grid(obj, T, 2 * r + 0.001, insert_m=0.04, n_depths=5, tcp_to_tip_m=0.01)
+    assert len(grasps) == 15
+    depths = sorted({d for d, _, _ in grasps})  # every depth fits: 2 mm to the fingers' 40
+    assert len(depths) == 5 and depths[0] == pytest.approx(0.002) and depths[-1] == \
+        pytest.approx(0.04)
+    assert grid(obj, T, 2 * r - 0.01, insert_m=0.04, n_depths=5, tcp_to_tip_m=0.01) == []
+
+
 def _write_run(run, verdicts):
     """A best pass on one table of four objects holdable by width: 0 held by its top grasp,
     1 dropped, 2 and 3 offered no grasp (the loop left the table saying so)."""
