@@ -12,6 +12,7 @@ while (an operator clearing what cannot be picked).
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,6 +32,8 @@ from ._primitives import PRIMITIVE_KINDS, YCB_MASS_KG, random_primitive
 from ._scene import (CellWorld, build_cell_world, footprint_radius_m, random_stable_pose,
                      tallest_stable_pose)
 
+
+log = logging.getLogger(__name__)
 
 GAP_M = 0.02
 PLACE_REGION_M = (0.22, 0.16)  # half extents of where objects are laid (in the camera's view)
@@ -182,6 +185,7 @@ class SimCell:
         self.settled_poses: list[np.ndarray] = []  # the table's objects once settled (world)
         self.settled_on_table: list[bool] = []    # which of them settled on the table
         self.slip_on_lift = False   # fault injection: the next lift loses the grip
+        self.taken_off_hand = 0     # objects the operator took off the hand (take_off_hand)
         self._reads_since_progress = 0
         self._no_grasp_run = 0
         self._n_on_table = 0
@@ -374,6 +378,7 @@ class SimCell:
         False when it chose a grasp, None when it cannot say (a camera fault, the first
         cycle), which leaves the count of no-grasp cycles as it is.
         """
+        self.take_off_hand()
         self.before_capture()
         left = self._n_on_table - len(self.world.on_table())
         self._n_on_table -= left
@@ -385,6 +390,20 @@ class SimCell:
         if (self._n_on_table == 0 or self._reads_since_progress > self.settings.stall_reads
                 or self._no_grasp_run >= self.settings.no_grasp_cycles):
             self.new_table()
+
+    def take_off_hand(self) -> list[int]:
+        """Take off the hand any object it carries as a cycle starts (one hooked on a finger
+        that the release over the bin did not drop): the camera, looking at the table, cannot
+        see it, and the next approach would press it onto the table or the next object, a
+        protective stop charged to a grasp that did not cause it. An operator clears it;
+        0-based indices of the objects taken off, each logged."""
+        hung = self.world.objects_hanging_on_hand()
+        for k in hung:
+            log.warning("%s still hangs on the hand as a cycle starts (the release did not drop "
+                        "it); the operator takes it off", self.object_name(k))
+            self.park(k)
+        self.taken_off_hand += len(hung)
+        return hung
 
     def park(self, k: int) -> None:
         """Move object k out of the cell (far away on the floor), at rest: an object fallen

@@ -94,6 +94,19 @@ class CellWorld:
         self.data.qvel[self.flange_dofadr:self.flange_dofadr + 6] = 0.0
         mujoco.mj_forward(self.model, self.data)
 
+    def objects_hanging_on_hand(self) -> list[int]:
+        """0-based indices of objects touching the hand and nothing else (no table, floor or
+        other object) now: carried by it, as a part hooked on a finger after the release."""
+        d = self.data
+        on_hand, elsewhere = set(), set()
+        for i in range(d.ncon):
+            c = d.contact[i]
+            for a, b in ((int(c.geom1), int(c.geom2)), (int(c.geom2), int(c.geom1))):
+                k = int(self.geom_instance[a]) - 1
+                if k >= 0:
+                    (on_hand if self.hand_geom[b] else elsewhere).add(k)
+        return sorted(on_hand - elsewhere)
+
     def T_world_object(self, k: int) -> np.ndarray:
         """Pose of object k (0-based) now, 4 x 4, metres."""
         b = self.object_body[k]
