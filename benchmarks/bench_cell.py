@@ -250,7 +250,7 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
             if checkpoint and len(walls) % checkpoint == 0:
                 print(f"| after {len(walls)} trials | RSS {rss_mib():.0f} MiB | longest cycle "
                       f"{max(walls):.2f} s | median {np.median(walls):.2f} s |", flush=True)
-        taken = getattr(cell.devices.truth, "taken_off_hand", 0)
+        taken = cell.devices.truth.taken_off_hand
         if taken:  # each would have been carried into the next approach (SimCell.take_off_hand)
             print(f"{mode}: the operator took {taken} object(s) off the hand as a cycle "
                   f"started (the release over the bin had not dropped them)")

@@ -368,10 +368,10 @@ class SimCell:
                 self.park(k)
 
     def start_cycle(self, *, no_grasp: bool | None = None) -> None:
-        """Called by the loop as a cycle starts (the simulated operator's moment): lay a new
-        table when it is empty, when the last ``no_grasp_cycles`` cycles found nothing
-        holdable on it, or when no object has left it for ``stall_reads`` cycles (grasps
-        that keep failing).
+        """Called by the loop as a cycle starts (the simulated operator's moment): take off
+        the hand what still hangs on it (take_off_hand), and lay a new table when it is
+        empty, when the last ``no_grasp_cycles`` cycles found nothing holdable on it, or
+        when no object has left it for ``stall_reads`` cycles (grasps that keep failing).
 
         no_grasp : how the loop's previous cycle ended: True when it saw objects but none it
         could hold (nothing on the table can be picked: the operator clears it at once),
