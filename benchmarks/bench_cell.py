@@ -38,6 +38,7 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import math
 import resource
@@ -213,11 +214,14 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
         checkpoint: int = 0, finger_thickness_m: float | None = None,
         measure: str = "graspline", pad_friction: float | None = None, join_touching: bool = True,
         deep_insertion_m: float | None = None, cell_file: str | None = None,
-        truth: Truth | None = None, search: str | None = None, scene_budget: bool | None = None):
+        truth: Truth | None = None, search: str | None = None, scene_budget: bool | None = None,
+        operator_when_asked: bool = False):
     """n trials on a fresh simulated cell; (records, wall seconds per trial, the number of the
     table each trial picked from). checkpoint > 0:
     print resident memory and the longest cycle so far every that many trials. truth: filled
-    with the tables' objects and the object each grasp was on."""
+    with the tables' objects and the object each grasp was on. operator_when_asked: the
+    simulated operator takes a part off the hand only when the loop asks (as on a real cell),
+    not as every cycle starts."""
     import msgspec
     from tqdm import tqdm
 
@@ -239,6 +243,9 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
     with PickingCell(config, config_hash(config), mode=mode) as cell:
         if finger_thickness_m is not None:  # an experiment: rebuild the cell's jaw thinner
             _thin_fingers(cell, finger_thickness_m)
+        if operator_when_asked:  # read as each cycle starts: nothing is rebuilt or redrawn
+            sim = cell.devices.truth
+            sim.settings = dataclasses.replace(sim.settings, operator_watches_hand=False)
         for _ in tqdm(range(n), desc=mode, unit="trial", file=sys.stderr):
             before = _footprints_now(cell.devices.truth) if truth is not None else None
             t0 = time.perf_counter()
@@ -252,14 +259,24 @@ def run(n: int, mode: str, seed: int, ycb: str | None, image: tuple[int, int], l
                       f"{max(walls):.2f} s | median {np.median(walls):.2f} s |", flush=True)
         taken = cell.devices.truth.taken_off_hand
         if taken:  # each would have been carried into the next approach (SimCell.take_off_hand)
-            print(f"{mode}: the operator took {taken} object(s) off the hand as a cycle "
-                  f"started (the release over the bin had not dropped them)")
+            print(f"{mode}: the operator took {taken} object(s) off the hand (the release over "
+                  f"the bin had not dropped them)")
+        approach_stops(mode, recs, cell.devices.truth.hand_checks)
     return recs, np.array(walls), tables
+
+
+def approach_stops(mode: str, recs, hand_checks: int) -> None:
+    """Print how many approaches stopped, how many where the planning frame showed nothing
+    under the hand, and how many times the loop asked the operator to see to the hand."""
+    stops = [r for r in recs if r.error and "during approach" in r.error]
+    unseen = sum("nothing under the hand" in r.error for r in stops)
+    print(f"{mode}: {len(stops)} approaches stopped, {unseen} of them where the frame showed "
+          f"nothing under the hand; the loop asked the operator to see to the hand "
+          f"{hand_checks} time(s)")
 
 
 def _thin_fingers(cell, finger_thickness_m: float) -> None:
     """Rebuild the simulated cell with fingers of another thickness behind the pads."""
-    import dataclasses
 
     sim = cell.devices.truth
     sim.use_settings(dataclasses.replace(sim.settings, finger_thickness_m=finger_thickness_m))
@@ -664,6 +681,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="objects searched in order of promise, stop at 0.95 "
                         "(scoring.scene_budget; default the cell file's)")
     p.add_argument("--out", default=None, help="folder for the trial logs (default: a temp one)")
+    p.add_argument("--operator-when-asked", action="store_true",
+                   help="the simulated operator takes a part off the hand only when the loop "
+                        "asks, as on a real cell (default: as every cycle starts)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     image = tuple(int(v) for v in args.image.lower().split("x"))
@@ -671,7 +691,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     kw = dict(measure=args.measure, pad_friction=args.pad_friction,
               join_touching=not args.no_join_touching, deep_insertion_m=args.deep_insertion,
-              cell_file=args.cell, search=args.search, scene_budget=args.scene_budget)
+              cell_file=args.cell, search=args.search, scene_budget=args.scene_budget,
+              operator_when_asked=args.operator_when_asked)
     jaw_config = cell_config(args.seed, out, None, args.cell, None).gripper
     stroke_m, reach_m = jaw_config.open_width_m, jaw_config.pad_length_m
     if args.soak:

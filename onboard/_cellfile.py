@@ -101,7 +101,9 @@ class GripperConfig(_Strict):
 class ArmConfig(_Strict):
     """kind: "sim" (the simulated cell's arm) or "none" (the robot controller moves the arm
     itself through the endpoint). Poses as [x, y, z] (metres, base frame) with the TCP
-    pointing straight down."""
+    pointing straight down. unseen_stops_to_check: approaches in a row that stop where the
+    planning frame shows nothing under the hand (a part hooked on a finger rides down with
+    it) before the loop faults and asks the operator to see to the hand; 0: never."""
 
     kind: Literal["sim", "none"] = "sim"
     speed_mps: float = 0.25
@@ -111,6 +113,7 @@ class ArmConfig(_Strict):
     hold_s: float = 0.5
     home_m: list[float] = msgspec.field(default_factory=lambda: [0.0, -0.52, 0.36])
     place_m: list[float] = msgspec.field(default_factory=lambda: [0.0, -0.5, 0.25])
+    unseen_stops_to_check: int = 2
 
 
 class CalibrationConfig(_Strict):
@@ -259,6 +262,7 @@ _POSITIVE = {
     "gripper.pad_friction", "scoring.density_kg_m3", "scoring.max_guessed_mass_kg",
 }
 _NON_NEGATIVE = {"gripper.tcp_to_tip_m", "gripper.finger_thickness_m", "gripper.pad_thickness_m", "arm.pregrasp_m", "arm.lift_m", "arm.hold_s",
+                 "arm.unseen_stops_to_check",
                  "scoring.insertion_depth_m", "scoring.deep_insertion_m", "scoring.clearance_m", "scoring.min_score",
                  "camera.retries"}
 

@@ -61,6 +61,9 @@ class SimCellSettings:
     stand_tall : lay every object in its tallest stable pose (a bottle upright, a box on its
     end) instead of one drawn by probability: the tables of tall objects that tilted
     approaches are measured on (benchmarks/bench_approaches.py).
+    operator_watches_hand : the operator takes off what still hangs on the hand as every
+    cycle starts (take_off_hand); False: only when the loop asks (see_to_hand), as on a real
+    cell, where nobody sees a part hooked on a finger until the loop stops for it.
     """
 
     objects_per_table: tuple[int, int] = (3, 5)
@@ -90,6 +93,7 @@ class SimCellSettings:
     safe_height_m: float = 0.32
     hand: str = "parallel"
     stand_tall: bool = False
+    operator_watches_hand: bool = True
 
     @property
     def jaw(self) -> bool:
@@ -186,6 +190,7 @@ class SimCell:
         self.settled_on_table: list[bool] = []    # which of them settled on the table
         self.slip_on_lift = False   # fault injection: the next lift loses the grip
         self.taken_off_hand = 0     # objects the operator took off the hand (take_off_hand)
+        self.hand_checks = 0        # times the loop asked the operator to see to the hand
         self._reads_since_progress = 0
         self._no_grasp_run = 0
         self._n_on_table = 0
@@ -369,7 +374,8 @@ class SimCell:
 
     def start_cycle(self, *, no_grasp: bool | None = None) -> None:
         """Called by the loop as a cycle starts (the simulated operator's moment): take off
-        the hand what still hangs on it (take_off_hand), and lay a new table when it is
+        the hand what still hangs on it (take_off_hand, where the operator watches the hand),
+        and lay a new table when it is
         empty, when the last ``no_grasp_cycles`` cycles found nothing holdable on it, or
         when no object has left it for ``stall_reads`` cycles (grasps that keep failing).
 
@@ -378,7 +384,8 @@ class SimCell:
         False when it chose a grasp, None when it cannot say (a camera fault, the first
         cycle), which leaves the count of no-grasp cycles as it is.
         """
-        self.take_off_hand()
+        if self.settings.operator_watches_hand:
+            self.take_off_hand()
         self.before_capture()
         left = self._n_on_table - len(self.world.on_table())
         self._n_on_table -= left
@@ -404,6 +411,14 @@ class SimCell:
             self.park(k)
         self.taken_off_hand += len(hung)
         return hung
+
+    def see_to_hand(self) -> list[int]:
+        """The operator answers the loop's call to look at the hand (a run of approaches that
+        stopped where its camera saw nothing): takes off what hangs on it (take_off_hand) and
+        counts the call; 0-based indices of the objects taken off."""
+        self.hand_checks += 1
+        log.warning("the loop asked the operator to see to the hand (call %d)", self.hand_checks)
+        return self.take_off_hand()
 
     def park(self, k: int) -> None:
         """Move object k out of the cell (far away on the floor), at rest: an object fallen

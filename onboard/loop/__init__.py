@@ -22,6 +22,8 @@
     _truth.py         the simulator's ground truth as a port: CellTruth; NO_TRUTH on hardware,
                       SimulatedTruth on the simulated cell
     _types.py         Plan, Execution, LoopState
+    _unseen_stop.py   read_stop: what the planning frame shows under the jaw where its
+                      approach stopped (nothing, a run of times: a part on the hand)
     _warm.py          warm start: the planning's Numba kernels made ready on a synthetic scene
                       before the first frame (PickingLoop.warm_up)
     _approach_search.py  tilted approaches on tall objects (optional source "approach_search",
@@ -52,8 +54,11 @@ from ._record import trial_images, trial_record
 from ._source import FailedGrasps, GraspSource, Proposal, SourceSetup
 from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, SimulatedTruth
 from ._types import DatabaseGraspView, Execution, LoopState, Plan
+from ._unseen_stop import StopReading, read_stop
 
 __all__ = [
+    "read_stop",
+    "StopReading",
     "band_beside_walls",
     "jaw_region",
     "jaw_band_px",

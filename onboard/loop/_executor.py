@@ -23,6 +23,7 @@ from ._clock import StageClock
 from ._jaw_region import jaw_region
 from ._truth import CellTruth, GraspTruth
 from ._types import Execution, LoopState, Plan
+from ._unseen_stop import StopReading, read_stop
 
 NO_ARM = ("this cell has no arm of graspline's (arm.kind: none): the robot controller moves the "
           "arm; use best_grasp, grip and release")
@@ -72,7 +73,8 @@ class Executor:
                 moved = arm.approach(c.T_base_tcp, c.pregrasp_m, speed_mps=cfg.arm.speed_mps,
                                      approach_speed_mps=cfg.arm.approach_speed_mps)
             if not moved.reached:
-                return self._abort(moved, "approach")
+                return self._abort(moved, "approach", unseen=self._read_stop(plan, moved))
+            self.state.unseen_stops = 0
             self.state.activity = "gripping"
             with clock.stage("grip"):
                 res = grip.grasp(0.0, cfg.gripper.speed_mps, cfg.gripper.force_n,
@@ -196,13 +198,39 @@ class Executor:
             log.warning("after-image failed: %s", exc)
             return None
 
-    def _abort(self, moved: MoveResult, what: str, ex: Execution | None = None) -> Execution:
-        """An arm motion did not reach: record why, and make the cell safe. A stop after the
-        fingers closed keeps the after-close image and the truth of their closing (not the
-        poses: its movement stays measured at the object's origin)."""
+    def _read_stop(self, plan: Plan, moved: MoveResult) -> StopReading | None:
+        """What the planning frame shows under the jaw where its approach stopped (None for
+        a fault, or without a frame's camera pose); a run of stops where it shows nothing
+        faults the loop for the operator to see to the hand (unseen_stops_to_check)."""
+        if moved.status is not MoveStatus.FAILED:
+            return None
+        reading = read_stop(plan.frame, moved.T_base_tcp, self.config.gripper)
+        if reading is None:
+            return None
+        self.state.unseen_stops = self.state.unseen_stops + 1 if reading.unseen else 0
+        limit = self.config.arm.unseen_stops_to_check
+        if reading.unseen and limit and self.state.unseen_stops >= limit:
+            self.state.fault = (
+                f"{self.state.unseen_stops} approaches in a row stopped where the camera saw "
+                f"nothing under the hand (last: {moved.message}; {reading.text()}): a part "
+                f"may hang on a finger, or something came into the cell after the capture; "
+                f"see to the hand and clear the fault")
+            self.state.hand_check = True
+            log.error("%s", self.state.fault)
+        return reading
+
+    def _abort(self, moved: MoveResult, what: str, ex: Execution | None = None, *,
+               unseen: StopReading | None = None) -> Execution:
+        """An arm motion did not reach: record why (with unseen, what the frame shows where
+        an approach stopped), and make the cell safe. A stop after the fingers closed keeps
+        the after-close image and the truth of their closing (not the poses: its movement
+        stays measured at the object's origin)."""
         if moved.status is MoveStatus.FAULTED:
             self.state.fault = f"arm faulted during {what}: {moved.message}"
-        out = self._safe_stop(f"arm {moved.status.value} during {what}: {moved.message}")
+        why = f"arm {moved.status.value} during {what}: {moved.message}"
+        if unseen is not None and unseen.unseen:
+            why += f" ({unseen.text()})"
+        out = self._safe_stop(why)
         if ex is not None:
             out.truth = GraspTruth(ex.truth.movement_m, ex.truth.movement_rad)
             out.after_close = ex.after_close
@@ -218,7 +246,8 @@ class Executor:
         except (GripperError, HandError) as exc:
             log.error("could not open the %s: %s", "gripper" if self.hand is None else "hand",
                       exc)
-        if self.arm is not None and self.state.fault is None:
+        # a faulted arm stays where it is; one stopped for a look at the hand backs away
+        if self.arm is not None and (self.state.fault is None or self.state.hand_check):
             r = self.arm.retreat(self.config.arm.pregrasp_m, self.config.arm.approach_speed_mps)
             if r.reached:
                 self.arm.move(self.home, self.config.arm.speed_mps)

@@ -5,7 +5,9 @@ Faults: a capture that fails, a frame with no depth, nothing segmented or nothin
 give a NoGrasp and a logged trial; a gripper or arm fault during a pick stops safely (gripper
 opened, arm retreated), is logged with the error, and the loop carries on; an arm that
 reports FAULTED puts the loop in the "faulted" state, where picks are refused until the
-fault is cleared (PickingCell.clear_fault).
+fault is cleared (PickingCell.clear_fault). So does a run of approaches that stopped where the
+planning frame showed nothing under the hand (a part hooked on a finger: _unseen_stop.py),
+which the simulated cell's operator sees to by itself.
 """
 from __future__ import annotations
 
@@ -132,7 +134,11 @@ class PickingLoop:
 
     # ------------------------------------------------------------------ cycles
     def pick(self, object_label: str | None = None) -> TrialRecord:
-        """One whole cycle with graspline's own arm: plan, execute, judge, log; the record."""
+        """One whole cycle with graspline's own arm: plan, execute, judge, log; the record.
+        A fault that asks for a look at the hand is cleared where the truth's own operator
+        sees to it (the simulated cell's); any other fault refuses the pick."""
+        if self.state.hand_check and self.truth.see_to_hand():
+            self.state.clear_fault()
         if self.state.fault:
             raise RuntimeError(f"the cell is faulted ({self.state.fault}); clear the fault first")
         if self.arm is None:

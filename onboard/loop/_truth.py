@@ -75,6 +75,11 @@ class CellTruth(Protocol):
         """Let ``seconds`` pass while the arm holds still."""
         ...
 
+    def see_to_hand(self) -> bool:
+        """Whether an operator of the truth's own saw to the hand when the loop asked (the
+        simulated cell's does; on hardware a person must, and clears the fault)."""
+        ...
+
 
 class _NoWatch:
     """Watches nothing: the grasp's truth is unknown."""
@@ -108,6 +113,10 @@ class NoTruth:
     def hold(self, seconds: float) -> None:
         """Sleep ``seconds``."""
         time.sleep(seconds)
+
+    def see_to_hand(self) -> bool:
+        """No: a person sees to the hand on hardware and clears the fault."""
+        return False
 
 
 NO_TRUTH = NoTruth()
@@ -174,3 +183,8 @@ class SimulatedTruth:
     def hold(self, seconds: float) -> None:
         """Step the simulated world through ``seconds``."""
         self.sim.step(int(seconds / self.sim.world.model.opt.timestep))
+
+    def see_to_hand(self) -> bool:
+        """The simulated operator takes off what hangs on the hand (SimCell.see_to_hand)."""
+        self.sim.see_to_hand()
+        return True

@@ -92,10 +92,14 @@ class Execution:
 @dataclass
 class LoopState:
     """What the cell is doing ("idle", "planning", "moving", "gripping") and its fault: an arm
-    that reported FAULTED, after which picks are refused until the fault is cleared."""
+    that reported FAULTED, or approaches that kept stopping where the frame showed nothing
+    (a part on the hand: hand_check), after which picks are refused until the fault is
+    cleared. unseen_stops : such approach stops in a row, up to now."""
 
     activity: str = "idle"
     fault: str | None = None
+    hand_check: bool = False
+    unseen_stops: int = 0
 
     @property
     def text(self) -> str:
@@ -103,6 +107,8 @@ class LoopState:
         return "faulted" if self.fault else self.activity
 
     def clear_fault(self) -> None:
-        """Leave the faulted state (after the operator has seen to the arm)."""
+        """Leave the faulted state (after the operator has seen to the arm or the hand)."""
         self.fault = None
+        self.hand_check = False
+        self.unseen_stops = 0
         self.activity = "idle"
