@@ -136,11 +136,24 @@ class PickingCell:
         with self._lock:
             return self.loop.pick(object_label)
 
-    def report_outcome(self, trial_id: int, success: bool, note: str | None = None) -> TrialSummary:
-        """Close a pending trial with the controller's verdict."""
+    def report_outcome(self, trial_id: int, success: bool, note: str | None = None,
+                       approach_stopped_at: np.ndarray | None = None) -> TrialSummary:
+        """Close a pending trial with the controller's verdict; approach_stopped_at: the TCP
+        pose (4 x 4, metres, base frame) where its approach stopped short, read against the
+        trial's frame (what it shows goes into the note; a run of stops on nothing seen faults
+        the cell for a look at the hand)."""
         with self._lock:
-            return trial_summary(self.log.report_outcome(trial_id, success, note or "",
-                                                         source="controller"))
+            reading = None
+            if approach_stopped_at is not None:
+                T = check_tcp_pose(approach_stopped_at, "approach_stopped_at")
+                reading = self.loop.read_stop(trial_id, T)
+                if reading is not None:
+                    note = "; ".join(n for n in (note, reading.text()) if n)
+            summary = trial_summary(self.log.report_outcome(trial_id, success, note or "",
+                                                            source="controller"))
+            if reading is not None:  # counted once the trial is known to the log
+                self.loop.count_stop(reading, "the controller's approach stopped")
+            return summary
 
     def record_robot_pose(self, T_base_tcp: np.ndarray, label: str | None = None) -> int:
         """A robot pose the controller reports at a hand-eye calibration stop: the camera's
@@ -155,7 +168,7 @@ class PickingCell:
             return k
 
     def clear_fault(self) -> None:
-        """Leave the faulted state (after the operator has seen to the arm)."""
+        """Leave the faulted state (after the operator has seen to the arm or the hand)."""
         with self._lock:
             self.loop.state.clear_fault()
 

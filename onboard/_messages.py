@@ -103,11 +103,31 @@ class PickRequest(_Request, tag="pick"):
 
 
 class ReportOutcomeRequest(_Request, tag="report_outcome"):
-    """``report_outcome``: the controller's verdict on trial ``trial_id``, with an optional note."""
+    """``report_outcome``: the controller's verdict on trial ``trial_id``, with an optional note
+    and, where its approach stopped short (a protective stop), the TCP pose it stopped at
+    (``approach_stopped_at``, 4 x 4, metres, base frame), which the cell reads against the
+    trial's frame (a run of stops on nothing seen asks for a look at the hand)."""
 
     trial_id: Annotated[int, msgspec.Meta(ge=0)]
     success: bool
     note: Note | None = None
+    approach_stopped_at: Matrix4 | None = None
+
+    def __post_init__(self) -> None:
+        if self.approach_stopped_at is not None:
+            check_rigid(self.approach_stopped_at, "approach_stopped_at")
+
+    @property
+    def stop_pose(self) -> np.ndarray | None:
+        """approach_stopped_at as a (4, 4) float64 array, or None."""
+        if self.approach_stopped_at is None:
+            return None
+        return np.asarray(self.approach_stopped_at, dtype=np.float64)
+
+
+class ClearFaultRequest(_Request, tag="clear_fault"):
+    """``clear_fault``: leave the faulted state after a person has seen to the arm or the hand;
+    the reply is the cell's status."""
 
 
 class RobotPoseRequest(_Request, tag="robot_pose"):
@@ -126,7 +146,7 @@ class RobotPoseRequest(_Request, tag="robot_pose"):
 
 
 Request = Union[StatusRequest, BestGraspRequest, MoveRequest, GripRequest, ReleaseRequest,
-                PickRequest, ReportOutcomeRequest, RobotPoseRequest]
+                PickRequest, ReportOutcomeRequest, RobotPoseRequest, ClearFaultRequest]
 # the endpoint's commands: the requests' ``cmd`` values
 ENDPOINT_COMMANDS: tuple[str, ...] = tuple(
     cls.__struct_config__.tag for cls in Request.__args__)  # type: ignore[attr-defined]

@@ -128,7 +128,12 @@ class _Endpoint:
             return msg.trial_reply(rid, await self._call("pick", s.pick, req.object))
         if isinstance(req, msg.ReportOutcomeRequest):
             return msg.trial_reply(rid, await self._call(
-                "report_outcome", s.report_outcome, req.trial_id, req.success, req.note))
+                "report_outcome", s.report_outcome, req.trial_id, req.success, req.note,
+                req.stop_pose))
+        if isinstance(req, msg.ClearFaultRequest):
+            await self._call("clear_fault", s.clear_fault)
+            await self._read_status()
+            return msg.status_reply(rid, self._status, None, 0.0)
         if isinstance(req, msg.RobotPoseRequest):
             return msg.robot_pose_reply(rid, await self._call(
                 "robot_pose", s.record_robot_pose, req.pose, req.label))

@@ -99,8 +99,16 @@ class PickingService(Protocol):
         """One whole cycle (choose, approach, grip, lift, after-image) with the cell's own arm."""
         ...
 
-    def report_outcome(self, trial_id: int, success: bool, note: str | None) -> TrialSummary:
-        """Close trial ``trial_id`` with the controller's verdict; KeyError for an unknown trial."""
+    def report_outcome(self, trial_id: int, success: bool, note: str | None,
+                       approach_stopped_at: np.ndarray | None = None) -> TrialSummary:
+        """Close trial ``trial_id`` with the controller's verdict; KeyError for an unknown trial.
+        approach_stopped_at : the TCP pose ((4, 4), metres, base frame) where the controller's
+        approach stopped short, read against the trial's frame (a run of stops where it shows
+        nothing under the hand faults the cell for a look at the hand); None: it did not."""
+        ...
+
+    def clear_fault(self) -> None:
+        """Leave the faulted state, after a person has seen to the arm or the hand."""
         ...
 
     def record_robot_pose(self, T_base_tcp: np.ndarray, label: str | None) -> int:

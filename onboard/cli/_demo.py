@@ -122,14 +122,24 @@ def run_cell(args: argparse.Namespace) -> int:
 
 
 def _trials(cell, n: int) -> None:
-    """Run n picks with a live progress line: trial, object, score, outcome, success so far."""
+    """Run n picks with a live progress line: trial, object, score, outcome, success so far;
+    a cell that faults (its arm, or a look at the hand it asks for) stops them, saying why."""
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
-    done = ok = 0
+    done = ok = ran = 0
     bar = progress_bar(n, "trial", dynamic_ncols=True, file=sys.stdout)
     try:
         for _ in range(n):
-            rec = cell.pick_record()
+            try:
+                rec = cell.pick_record()
+            except RuntimeError as exc:
+                if not cell.loop.state.fault:
+                    raise
+                # faulted (an arm fault, or stops on nothing seen: a look at the hand); the
+                # trials so far stay logged, and the report is written from them
+                bar.write(f"stopped: {exc}")
+                break
+            ran += 1
             done += rec.success is not None
             ok += bool(rec.success)
             score = "-" if rec.score is None else f"{rec.score:.2f}"
@@ -141,7 +151,7 @@ def _trials(cell, n: int) -> None:
             bar.update(1)
     finally:
         bar.close()
-    print(f"{n} trial(s): {ok} of {done} grasps held", flush=True)
+    print(f"{ran} trial(s): {ok} of {done} grasps held", flush=True)
 
 
 def _report(log_dir: Path, out: Path) -> int:

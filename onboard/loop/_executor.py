@@ -23,7 +23,7 @@ from ._clock import StageClock
 from ._jaw_region import jaw_region
 from ._truth import CellTruth, GraspTruth
 from ._types import Execution, LoopState, Plan
-from ._unseen_stop import StopReading, read_stop
+from ._unseen_stop import StopReading, count_stop, read_stop
 
 NO_ARM = ("this cell has no arm of graspline's (arm.kind: none): the robot controller moves the "
           "arm; use best_grasp, grip and release")
@@ -207,15 +207,8 @@ class Executor:
         reading = read_stop(plan.frame, moved.T_base_tcp, self.config.gripper)
         if reading is None:
             return None
-        self.state.unseen_stops = self.state.unseen_stops + 1 if reading.unseen else 0
-        limit = self.config.arm.unseen_stops_to_check
-        if reading.unseen and limit and self.state.unseen_stops >= limit:
-            self.state.fault = (
-                f"{self.state.unseen_stops} approaches in a row stopped where the camera saw "
-                f"nothing under the hand (last: {moved.message}; {reading.text()}): a part "
-                f"may hang on a finger, or something came into the cell after the capture; "
-                f"see to the hand and clear the fault")
-            self.state.hand_check = True
+        count_stop(self.state, reading, self.config.arm.unseen_stops_to_check, moved.message)
+        if self.state.hand_check:
             log.error("%s", self.state.fault)
         return reading
 

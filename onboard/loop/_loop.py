@@ -11,6 +11,7 @@ which the simulated cell's operator sees to by itself.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import time
@@ -36,9 +37,11 @@ from ._record import trial_images, trial_mode, trial_record
 from ._source import FailedGrasps, SourceSetup
 from ._truth import NO_TRUTH, CellTruth
 from ._types import Execution, LoopState, Plan
+from ._unseen_stop import StopReading, count_stop, read_stop
 from ._warm import warm_up
 
 log = logging.getLogger("graspline.loop")
+PENDING_FRAMES = 16  # best_grasp's frames kept for the controller's reports of a stop
 
 
 class PickingLoop:
@@ -86,6 +89,10 @@ class PickingLoop:
                                  home=self.home, place=self.place, state=self.state,
                                  truth=self.truth, hand=hand)
         self._config = config
+        # the frames of the last grasps best_grasp offered, by trial: a controller's stop is
+        # read against the frame its grasp was planned on
+        self._pending_frames: collections.OrderedDict[int, RGBDFrame] = \
+            collections.OrderedDict()
 
     @property
     def config(self) -> CellConfig:
@@ -156,12 +163,34 @@ class PickingLoop:
                    timeout_s: float | None = None) -> GraspChoice | NoGrasp:
         """Plan only (the controller executes): the choice with its trial id, left pending in
         the log until report_outcome."""
+        if self.state.hand_check:  # the controller reported a run of stops on nothing seen
+            return NoGrasp(f"the cell is faulted ({self.state.fault})")
         clock = StageClock(self.config.budgets_s)
         plan = self.plan(object_label, timeout_s, clock=clock)
         rec = self._write_trial(plan, None, clock, pending=isinstance(plan.choice, GraspChoice))
         if isinstance(plan.choice, NoGrasp):
             return plan.choice
+        self._pending_frames[rec.trial_id] = plan.frame
+        while len(self._pending_frames) > PENDING_FRAMES:
+            self._pending_frames.popitem(last=False)
         return dataclasses.replace(plan.choice, trial_id=rec.trial_id, stage_s=clock.stage_s)
+
+    def read_stop(self, trial_id: int, T_stop: np.ndarray) -> StopReading | None:
+        """What trial trial_id's frame (one of the last PENDING_FRAMES best_grasp planned)
+        shows under the jaw at T_stop (4 x 4, base frame), where the controller's approach
+        stopped; None for an older or unknown trial, a frame without a camera pose, or a
+        multi-finger hand (the reading is a parallel jaw's)."""
+        frame = self._pending_frames.get(trial_id)
+        if frame is None or self.hand is not None:
+            return None
+        return read_stop(frame, T_stop, self.config.gripper)
+
+    def count_stop(self, reading: StopReading, message: str) -> None:
+        """Count an approach's stop (count_stop): a run of arm.unseen_stops_to_check on
+        nothing seen faults the loop for a look at the hand."""
+        count_stop(self.state, reading, self.config.arm.unseen_stops_to_check, message)
+        if self.state.hand_check:
+            log.error("%s", self.state.fault)
 
     def segment(self, frame: RGBDFrame, *, finer_cut: bool = False) -> list[ObjectMask]:
         """The segmenter's masks of frame, or with finer_cut its finer cut (segment_finer),

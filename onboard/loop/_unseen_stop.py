@@ -20,6 +20,7 @@ import numpy as np
 from drivers.camera import RGBDFrame
 
 from .._cellfile import GripperConfig
+from ._types import LoopState
 
 MARGIN_M = 0.005     # around each part of the hand: the depth's noise and a rounded side's
                      # last seen lean (4-5 mm inside the true outline at 0.7 m, scoring.md)
@@ -81,6 +82,19 @@ def read_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfi
     under = z[in_fingers]
     clearance = float(under.min() - tip) if under.size else math.nan
     return StopReading(int(np.count_nonzero(finger_hits | palm_hits)), clearance)
+
+
+def count_stop(state: LoopState, reading: StopReading, limit: int, message: str) -> None:
+    """Count an approach's stop in state: a stop on nothing seen adds to the run of them, one
+    on something seen ends it; ``limit`` in a row (0: never) faults the loop for a look at the
+    hand (state.hand_check), naming the last stop's message (the arm's or the controller's)."""
+    state.unseen_stops = state.unseen_stops + 1 if reading.unseen else 0
+    if reading.unseen and limit and state.unseen_stops >= limit:
+        state.fault = (f"{state.unseen_stops} approaches in a row stopped where the camera saw "
+                       f"nothing under the hand (last: {message}; {reading.text()}): a part may "
+                       f"hang on a finger, or something came into the cell after the capture; "
+                       f"see to the hand and clear the fault")
+        state.hand_check = True
 
 
 def _points_in_tcp(frame: RGBDFrame, T_stop: np.ndarray) -> np.ndarray | None:

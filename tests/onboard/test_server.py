@@ -62,6 +62,7 @@ class TableCell:
         self.preshapes: dict[str, list[float]] = {}
         self.gate: threading.Event | None = None   # when set, pick waits for it
         self.closed = 0
+        self.faults_cleared = 0
         self._inside = 0
         self.max_inside = 0
         self._lock = threading.Lock()
@@ -154,12 +155,16 @@ class TableCell:
         finally:
             self._leave()
 
-    def report_outcome(self, trial_id, success, note):
+    def report_outcome(self, trial_id, success, note, approach_stopped_at=None):
         if not 0 <= trial_id < len(self.trials):
             raise KeyError(f"no trial {trial_id}: {len(self.trials)} trials logged")
         t = self.trials[trial_id]
         t.update(outcome="success" if success else "failure", success=success, note=note or "")
+        t["stopped_at"] = approach_stopped_at
         return self._summary(trial_id)
+
+    def clear_fault(self):
+        self.faults_cleared += 1
 
     def record_robot_pose(self, T_base_tcp, label):
         self.poses.append((T_base_tcp.copy(), label))
@@ -272,7 +277,8 @@ def test_the_picking_service_protocol_declares_the_endpoints_methods():
     # runtime_checkable's isinstance looks at method names only, never at signatures: the
     # test below compares the signatures themselves
     assert SERVICE_METHODS == sorted(["status", "best_grasp", "move", "grip", "release", "pick",
-                                      "report_outcome", "record_robot_pose", "close"])
+                                      "report_outcome", "record_robot_pose", "clear_fault",
+                                      "close"])
 
 
 @pytest.mark.parametrize("method", SERVICE_METHODS)
@@ -406,6 +412,35 @@ def test_pick_runs_the_cycle_and_report_outcome_closes_the_trial(client, cell):
     assert client.ask({"cmd": "status"})["trials"] == 1
 
 
+def test_report_outcome_carries_where_the_approach_stopped_to_the_cell(client, cell):
+    client.ask({"cmd": "pick", "object": "mug"})
+    T = pose((0.40, 0.10, 0.09))
+    r = client.ask({"cmd": "report_outcome", "id": 8, "trial_id": 0, "success": False,
+                    "approach_stopped_at": T.tolist()})
+    assert (r["ok"], r["outcome"]) == (True, "failure")
+    np.testing.assert_allclose(cell.trials[0]["stopped_at"], T)
+    client.ask({"cmd": "pick", "object": "box"})
+    client.ask({"cmd": "report_outcome", "trial_id": 1, "success": True})
+    assert cell.trials[1]["stopped_at"] is None
+
+
+def test_a_stop_pose_that_is_not_rigid_is_refused_naming_the_field(client, cell):
+    client.ask({"cmd": "pick", "object": "mug"})
+    T = pose((0.40, 0.10, 0.09))
+    T[0, 0] = 2.0
+    r = client.ask({"cmd": "report_outcome", "trial_id": 0, "success": False,
+                    "approach_stopped_at": T.tolist()})
+    assert (r["ok"], r["error_type"]) == (False, "bad_request")
+    assert "approach_stopped_at" in r["error"]
+    assert cell.trials[0]["outcome"] == "pending"
+
+
+def test_clear_fault_reaches_the_cell_and_replies_with_its_status(client, cell):
+    r = client.ask({"cmd": "clear_fault", "id": 3})
+    assert (r["ok"], r["id"], cell.faults_cleared) == (True, 3, 1)
+    assert r["state"] == client.ask({"cmd": "status"})["state"]
+
+
 def test_pick_with_nothing_to_pick_is_ok_false_with_the_trial_error(client):
     r = client.ask({"cmd": "pick", "id": 9, "object": "banana"})
     assert (r["ok"], r["error"], r["error_type"], r["outcome"]) == (False, "no banana in view",
@@ -429,10 +464,11 @@ BAD_REQUESTS = [
     (b"", "empty line: send one JSON object per line", "not_json", None),
     (b"[1, 2]", "a request must be a JSON object, got an array", "bad_request", None),
     (b'{"id": 4}', "missing field `cmd` (one of: status, best_grasp, move, grip, release, pick, "
-                   "report_outcome, robot_pose)", "bad_request", 4),
+                   "report_outcome, robot_pose, clear_fault)", "bad_request", 4),
     (b'{"cmd": 3, "id": 5}', "`cmd` must be a string, got a number", "bad_request", 5),
     (b'{"cmd": "dance", "id": "d"}', "unknown cmd 'dance' (one of: status, best_grasp, move, "
-                                     "grip, release, pick, report_outcome, robot_pose)",
+                                     "grip, release, pick, report_outcome, robot_pose, "
+                                     "clear_fault)",
      "unknown_cmd", "d"),
     (b'{"cmd": "move", "id": 6}', "move: Object missing required field `T_base_tcp`",
      "bad_request", 6),

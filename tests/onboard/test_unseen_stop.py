@@ -92,18 +92,23 @@ def _tips_at(T: np.ndarray, tip: np.ndarray, tcp_to_tip_m: float) -> np.ndarray:
     return out
 
 
+def _over_bare_table(frame, T: np.ndarray, tcp_to_tip_m: float) -> np.ndarray:
+    """T moved over the table's seen point farthest from anything taller (within 0.25 m of
+    it), the fingertips 30 mm over the table."""
+    pts = _seen_points(frame)
+    table, tall = pts[pts[:, 2] < 0.003], pts[pts[:, 2] > 0.010]
+    near = table[np.linalg.norm(table[:, :2] - T[:2, 3], axis=1) < 0.25][::50]
+    gap = np.array([np.min(np.linalg.norm(tall[::20, :2] - p[:2], axis=1)) for p in near])
+    assert gap.max() > 0.08
+    return _tips_at(T, near[int(np.argmax(gap))] + (0.0, 0.0, 0.030), tcp_to_tip_m)
+
+
 def test_a_stop_over_the_bare_table_reads_unseen_and_one_on_a_seen_top_does_not(cell):
     plan = _plan(cell)
     g = cell.config.gripper
     T = plan.choice.T_base_tcp
     pts = _seen_points(plan.frame)
-    table, tall = pts[pts[:, 2] < 0.003], pts[pts[:, 2] > 0.010]
-    # the table's point farthest from anything taller, within 0.25 m of the grasp
-    near = table[np.linalg.norm(table[:, :2] - T[:2, 3], axis=1) < 0.25]
-    gap = np.array([np.min(np.linalg.norm(tall[::20, :2] - p[:2], axis=1)) for p in near[::50]])
-    bare = near[::50][int(np.argmax(gap))]
-    assert gap.max() > 0.08
-    r = read_stop(plan.frame, _tips_at(T, bare + (0.0, 0.0, 0.030), g.tcp_to_tip_m), g)
+    r = read_stop(plan.frame, _over_bare_table(plan.frame, T, g.tcp_to_tip_m), g)
     assert r is not None and r.unseen
     assert abs(r.clearance_m - 0.030) < 0.006  # the table, 30 mm under the fingertips
     assert "nothing under the hand" in r.text()
@@ -162,3 +167,51 @@ def test_a_stop_on_something_the_frame_shows_does_not_count_towards_the_hand_che
     assert ex.success is False and "protective stop" in ex.error
     assert "nothing under the hand" not in ex.error
     assert loop.state.unseen_stops == 0 and loop.state.fault is None
+
+
+def test_a_controllers_reports_of_stops_on_nothing_seen_fault_the_cell_until_cleared(cell):
+    g = cell.config.gripper
+    for k in range(2):
+        choice = cell.best_grasp()
+        assert isinstance(choice, GraspChoice)
+        frame = cell.devices.camera.read()  # the scene as best_grasp saw it (nothing moved)
+        stop = _over_bare_table(frame, choice.T_base_tcp, g.tcp_to_tip_m)
+        s = cell.report_outcome(choice.trial_id, False, "protective stop", stop)
+        assert s.outcome == "failure" and "nothing under the hand" in s.note
+        assert cell.loop.state.unseen_stops == k + 1
+    assert cell.status().state == "faulted"
+    refused = cell.best_grasp()
+    assert not isinstance(refused, GraspChoice) and "see to the hand" in refused.reason
+    cell.clear_fault()
+    assert isinstance(cell.best_grasp(), GraspChoice)
+
+
+def test_a_controllers_stop_on_the_grasped_objects_top_is_not_counted(cell):
+    cell.loop.state.unseen_stops = 1
+    choice = cell.best_grasp()
+    assert isinstance(choice, GraspChoice)
+    frame = cell.devices.camera.read()
+    g = cell.config.gripper
+    pts = _seen_points(frame)
+    T = choice.T_base_tcp
+    near = pts[np.linalg.norm(pts[:, :2] - T[:2, 3], axis=1) < 0.02]  # the grasped top
+    top = np.array([*T[:2, 3], np.percentile(near[:, 2], 95)])
+    finger = (0.5 * g.open_width_m + 0.5 * g.finger_thickness_m) * T[:3, 0]
+    s = cell.report_outcome(choice.trial_id, False, None, _tips_at(T, top - finger,
+                                                                    g.tcp_to_tip_m))
+    assert "surface points" in s.note
+    assert cell.loop.state.unseen_stops == 0 and cell.status().state != "faulted"
+
+
+def test_graspline_run_stops_on_a_faulted_cell_saying_why_and_keeps_the_trials(cell, capsys):
+    from onboard.cli._demo import _trials
+
+    _plan(cell)  # a table with a grasp on it
+    cell.devices.arm.fault = "emergency stop (injected)"
+    try:
+        _trials(cell, 3)
+    finally:
+        cell.devices.arm.fault = None
+    out = capsys.readouterr().out
+    assert "stopped: the cell is faulted (arm faulted" in out
+    assert "1 trial(s)" in out and len(cell.log.records()) == 1
