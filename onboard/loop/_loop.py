@@ -41,7 +41,7 @@ from ._unseen_stop import StopReading, count_stop, read_stop
 from ._warm import warm_up
 
 log = logging.getLogger("graspline.loop")
-PENDING_FRAMES = 16  # best_grasp's frames kept for the controller's reports of a stop
+PENDING_FRAMES = 8  # best_grasp's frames kept for the controller's reports of a stop (2-3 MB each)
 
 
 class PickingLoop:
