@@ -22,9 +22,10 @@ from drivers.camera import RGBDFrame
 from .._cellfile import GripperConfig
 from ._types import LoopState
 
-MARGIN_M = 0.005     # around each part of the hand: the depth's noise and a rounded side's
-                     # last seen lean (4-5 mm inside the true outline at 0.7 m, scoring.md)
-ABOVE_TIP_M = 0.005  # a seen surface this far under the fingertips still counts as met
+# around each part of the hand: the depth's noise and a rounded side's last seen lean (4-5 mm
+# inside the true outline at 0.7 m, docs/scoring.md, "Fingers landing on the far side")
+STOP_MARGIN_M = 0.005
+STOP_ABOVE_TIP_M = 0.005  # a seen surface this far under the fingertips still counts as met
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,8 @@ class StopReading:
     """What the planning frame shows under the hand at an approach's stop.
 
     seen_points : seen surface points inside the fingers' or the palm's footprint (each
-    widened by MARGIN_M) at or above that part's lower face (ABOVE_TIP_M under it counts).
+    widened by STOP_MARGIN_M) at or above that part's lower face (STOP_ABOVE_TIP_M under it
+    counts).
     clearance_m : how far the fingertips stopped above the highest seen point inside the
     fingers' footprints (metres; NaN where the footprints hold no reading)."""
 
@@ -68,17 +70,17 @@ def read_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfi
     x, y, z = np.abs(q[:, 0]), np.abs(q[:, 1]), q[:, 2]
     tip = gripper.tcp_to_tip_m
     half_open = 0.5 * gripper.open_width_m
-    in_fingers = ((x >= half_open - MARGIN_M)
-                  & (x <= half_open + gripper.finger_thickness_m + MARGIN_M)
-                  & (y <= 0.5 * gripper.finger_width_m + MARGIN_M))
-    finger_hits = in_fingers & (z <= tip + ABOVE_TIP_M)
+    in_fingers = ((x >= half_open - STOP_MARGIN_M)
+                  & (x <= half_open + gripper.finger_thickness_m + STOP_MARGIN_M)
+                  & (y <= 0.5 * gripper.finger_width_m + STOP_MARGIN_M))
+    finger_hits = in_fingers & (z <= tip + STOP_ABOVE_TIP_M)
     palm_w, palm_l = gripper.palm_m()
     palm_hits = np.zeros_like(finger_hits)
     if math.isfinite(palm_w):
         if not math.isfinite(palm_l):
             palm_l = gripper.open_width_m + 2.0 * gripper.finger_thickness_m
-        palm_hits = ((x <= 0.5 * palm_l + MARGIN_M) & (y <= 0.5 * palm_w + MARGIN_M)
-                     & (z <= tip - gripper.finger_length_m + ABOVE_TIP_M))
+        palm_hits = ((x <= 0.5 * palm_l + STOP_MARGIN_M) & (y <= 0.5 * palm_w + STOP_MARGIN_M)
+                     & (z <= tip - gripper.finger_length_m + STOP_ABOVE_TIP_M))
     under = z[in_fingers]
     clearance = float(under.min() - tip) if under.size else math.nan
     return StopReading(int(np.count_nonzero(finger_hits | palm_hits)), clearance)

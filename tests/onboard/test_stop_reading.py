@@ -1,0 +1,83 @@
+"""read_stop's geometry on a camera looking straight down at a flat table with one block on it:
+what lies under the jaw's fingers and palm at a stop pose, whatever the pose's place and yaw."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from drivers.camera import Intrinsics, RGBDFrame
+from onboard import GripperConfig
+from onboard.loop import read_stop
+from onboard.loop import STOP_ABOVE_TIP_M, STOP_MARGIN_M
+
+CAMERA_M = 0.75
+W, H, F = 320, 240, 250.0  # 1.8 mm a pixel on the table
+GRIPPER = GripperConfig()  # the 2F-85's geometry: 85 mm open, 14 mm finger bodies
+BLOCK = (0.10, 0.0, 0.025, 0.03)  # a block's centre x, y, half side and height (m)
+
+
+def _frame() -> RGBDFrame:
+    """The table (z = 0) under a camera 0.75 m up looking straight down, with the block."""
+    intr = Intrinsics(W, H, F, F, W / 2, H / 2)
+    T = np.eye(4)
+    T[:3, :3] = np.diag([1.0, -1.0, -1.0])  # optical z down, x along base x
+    T[2, 3] = CAMERA_M
+    v, u = np.mgrid[0:H, 0:W]
+    bx, by, half, height = BLOCK
+    top = CAMERA_M - height  # the pixel's ray meets the block's top at this depth
+    x, y = (u - W / 2) / F * top, -(v - H / 2) / F * top
+    on_block = (np.abs(x - bx) < half) & (np.abs(y - by) < half)
+    depth = np.where(on_block, CAMERA_M - height, CAMERA_M).astype(np.float32)
+    return RGBDFrame(np.zeros((H, W, 3), np.uint8), depth, intr, T)
+
+
+FRAME = _frame()
+
+
+def _stop(x: float, y: float, yaw: float, tip_z: float) -> np.ndarray:
+    """A straight-down TCP pose with its fingertips' middle at (x, y, tip_z), yawed."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    T = np.eye(4)
+    T[:3, :3] = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]) @ np.diag([1.0, -1.0, -1.0])
+    T[:3, 3] = (x, y, tip_z + GRIPPER.tcp_to_tip_m)  # the tips tcp_to_tip_m down its z
+    return T
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=st.floats(-0.25, -0.05), y=st.floats(-0.12, 0.12), yaw=st.floats(-math.pi, math.pi),
+       tip_z=st.floats(STOP_ABOVE_TIP_M + 0.002, 0.15))
+def test_over_the_bare_table_any_stop_reads_unseen_and_its_clearance_is_the_tips_height(
+        x, y, yaw, tip_z):
+    r = read_stop(FRAME, _stop(x, y, yaw, tip_z), GRIPPER)
+    assert r is not None and r.unseen
+    assert abs(r.clearance_m - tip_z) < 1e-4
+
+
+@settings(max_examples=60, deadline=None)
+@given(yaw=st.floats(-math.pi, math.pi), side=st.sampled_from([-1.0, 1.0]),
+       below=st.floats(-0.02, STOP_ABOVE_TIP_M - 0.001))
+def test_a_finger_over_the_block_at_or_under_its_top_reads_seen(yaw, side, below):
+    bx, by, _, height = BLOCK
+    # the TCP set so that one finger's middle is over the block's middle
+    reach = side * (0.5 * GRIPPER.open_width_m + 0.5 * GRIPPER.finger_thickness_m)
+    x, y = bx - reach * math.cos(yaw), by - reach * math.sin(yaw)
+    r = read_stop(FRAME, _stop(x, y, yaw, height + below), GRIPPER)
+    assert r is not None and not r.unseen
+
+
+@settings(max_examples=60, deadline=None)
+@given(gap=st.floats(-0.004, 0.02), dy=st.floats(-0.01, 0.01))
+def test_the_grasped_block_counts_only_within_the_margin_of_a_fingers_inner_face(gap, dy):
+    bx, by, half, height = BLOCK
+    # the right finger's inner face gap metres outside the block's right side, the fingertips
+    # 20 mm down its sides: the block lies between the fingers, the grasp's own object
+    x = bx + half + gap - 0.5 * GRIPPER.open_width_m
+    r = read_stop(FRAME, _stop(x, by + dy, 0.0, height - 0.02), GRIPPER)
+    pixel = CAMERA_M / F
+    if gap < STOP_MARGIN_M - 2 * pixel:
+        assert not r.unseen
+    elif gap > STOP_MARGIN_M + 2 * pixel:
+        assert r.unseen
