@@ -23,7 +23,7 @@ from ._clock import StageClock
 from ._jaw_region import jaw_region
 from ._truth import CellTruth, GraspTruth
 from ._types import Execution, LoopState, Plan
-from ._unseen_stop import StopReading, count_stop, read_stop
+from ._unseen_stop import STOP_MARGIN_M, StopReading, count_stop, read_stop
 
 NO_ARM = ("this cell has no arm of graspline's (arm.kind: none): the robot controller moves the "
           "arm; use best_grasp, grip and release")
@@ -44,6 +44,7 @@ class Executor:
         self.home, self.place = home, place
         self.state = state
         self.truth = truth
+        self.stop_margin_m = STOP_MARGIN_M  # around the hand at a stop (the loop sets the cell's)
 
     def execute(self, plan: Plan, clock: StageClock) -> Execution:
         """Carry out a planned grasp: open, approach, close, after-image, lift, hold, judge,
@@ -204,7 +205,8 @@ class Executor:
         faults the loop for the operator to see to the hand (unseen_stops_to_check)."""
         if moved.status is not MoveStatus.FAILED:
             return None
-        reading = read_stop(plan.frame, moved.T_base_tcp, self.config.gripper)
+        reading = read_stop(plan.frame, moved.T_base_tcp, self.config.gripper,
+                            self.stop_margin_m)
         if reading is None:
             return None
         count_stop(self.state, reading, self.config.arm.unseen_stops_to_check, moved.message)

@@ -37,7 +37,7 @@ from ._record import trial_images, trial_mode, trial_record
 from ._source import FailedGrasps, SourceSetup
 from ._truth import NO_TRUTH, CellTruth
 from ._types import Execution, LoopState, Plan
-from ._unseen_stop import StopReading, count_stop, read_stop
+from ._unseen_stop import StopReading, count_stop, read_stop, stop_margin_m
 from ._warm import warm_up
 
 log = logging.getLogger("graspline.loop")
@@ -88,6 +88,9 @@ class PickingLoop:
         self.executor = Executor(config, camera=camera, gripper=gripper, arm=arm,
                                  home=self.home, place=self.place, state=self.state,
                                  truth=self.truth, hand=hand)
+        # around the hand at an approach's stop, as surely as the hand-eye calibration places
+        # a seen point (set at start-up, as the fingers' projection is)
+        self.executor.stop_margin_m = self.stop_margin_m = _stop_margin(config)
         self._config = config
         # the frames of the last grasps best_grasp offered, by trial: a controller's stop is
         # read against the frame its grasp was planned on
@@ -183,7 +186,7 @@ class PickingLoop:
         frame = self._pending_frames.get(trial_id)
         if frame is None or self.hand is not None:
             return None
-        return read_stop(frame, T_stop, self.config.gripper)
+        return read_stop(frame, T_stop, self.config.gripper, self.stop_margin_m)
 
     def count_stop(self, reading: StopReading, message: str) -> None:
         """Count an approach's stop (count_stop): a run of arm.unseen_stops_to_check on
@@ -272,6 +275,14 @@ def _fingers(config: CellConfig) -> tuple[GripperProjection, JawLimits]:
                     pad_width_m=g.finger_width_m,
                     palm_width_m=g.palm_m()[0], palm_length_m=g.palm_m()[1])
     return projection, jaw
+
+
+def _stop_margin(config: CellConfig) -> float:
+    """The margin around the hand at an approach's stop (metres, stop_margin_m): wider by the
+    rms translation residual of the hand-eye calibration the cell file names."""
+    path = config.calibration.hand_eye
+    rms = None if path is None else load_calibration_file("hand_eye", path).rms_translation_m
+    return stop_margin_m(rms)
 
 
 def _down_pose(xyz) -> np.ndarray:

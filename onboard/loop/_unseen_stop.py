@@ -56,12 +56,13 @@ class StopReading:
         return f"the frame shows nothing under the hand where it stopped{above}"
 
 
-def read_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfig
-              ) -> StopReading | None:
+def read_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfig,
+              margin_m: float = STOP_MARGIN_M) -> StopReading | None:
     """The planning frame's surface under the open parallel jaw with its TCP at T_stop (4 x
     4, base frame, metres): the fingers opened to gripper.open_width_m, their tips
     gripper.tcp_to_tip_m along the approach (the TCP's z), the palm gripper.finger_length_m
-    behind them; None without a frame, its camera pose or any depth reading."""
+    behind them, each part widened by margin_m (stop_margin_m: the cell's); None without a
+    frame, its camera pose or any depth reading."""
     if frame is None or frame.T_base_camera is None:
         return None
     q = _points_in_tcp(frame, np.asarray(T_stop, np.float64))
@@ -70,20 +71,28 @@ def read_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfi
     x, y, z = np.abs(q[:, 0]), np.abs(q[:, 1]), q[:, 2]
     tip = gripper.tcp_to_tip_m
     half_open = 0.5 * gripper.open_width_m
-    in_fingers = ((x >= half_open - STOP_MARGIN_M)
-                  & (x <= half_open + gripper.finger_thickness_m + STOP_MARGIN_M)
-                  & (y <= 0.5 * gripper.finger_width_m + STOP_MARGIN_M))
+    in_fingers = ((x >= half_open - margin_m)
+                  & (x <= half_open + gripper.finger_thickness_m + margin_m)
+                  & (y <= 0.5 * gripper.finger_width_m + margin_m))
     finger_hits = in_fingers & (z <= tip + STOP_ABOVE_TIP_M)
     palm_w, palm_l = gripper.palm_m()
     palm_hits = np.zeros_like(finger_hits)
     if math.isfinite(palm_w):
         if not math.isfinite(palm_l):
             palm_l = gripper.open_width_m + 2.0 * gripper.finger_thickness_m
-        palm_hits = ((x <= 0.5 * palm_l + STOP_MARGIN_M) & (y <= 0.5 * palm_w + STOP_MARGIN_M)
+        palm_hits = ((x <= 0.5 * palm_l + margin_m) & (y <= 0.5 * palm_w + margin_m)
                      & (z <= tip - gripper.finger_length_m + STOP_ABOVE_TIP_M))
     under = z[in_fingers]
     clearance = float(under.min() - tip) if under.size else math.nan
     return StopReading(int(np.count_nonzero(finger_hits | palm_hits)), clearance)
+
+
+def stop_margin_m(hand_eye_rms_m: float | None) -> float:
+    """How far around each part of the hand a seen surface still counts as met (metres):
+    STOP_MARGIN_M, plus the hand-eye calibration's rms translation residual where the cell
+    has one (a seen point sits in the base frame only as surely as that calibration puts
+    it)."""
+    return STOP_MARGIN_M + (hand_eye_rms_m or 0.0)
 
 
 def count_stop(state: LoopState, reading: StopReading, limit: int, message: str) -> None:

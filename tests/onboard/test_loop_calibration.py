@@ -35,3 +35,19 @@ def test_a_gripper_calibration_sets_the_projection_and_stroke_the_loop_scores_wi
     # the rest of the jaw is the cell file's
     assert calibrated.jaw.pad_length_m == nominal.jaw.pad_length_m
     assert calibrated.jaw.force_n == nominal.jaw.force_n
+
+
+def test_a_hand_eye_residual_widens_the_margin_the_loop_reads_an_approach_stop_with(tmp_path):
+    import numpy as np
+
+    from calibration import HandEyeCalibration
+    from onboard.loop import STOP_MARGIN_M
+
+    assert _loop(tmp_path, CELL).stop_margin_m == pytest.approx(STOP_MARGIN_M)
+    T = np.eye(4)
+    T[:3, 3] = (0.0, 0.0, 0.75)
+    save_calibration(HandEyeCalibration("eye_to_hand", T, np.eye(4), "park", 0.004, 0.002,
+                                        0.007, 0.004, 0.001, 0.001, 12), tmp_path / "he.yaml")
+    loop = _loop(tmp_path, CELL + "calibration: {hand_eye: he.yaml}\n")
+    assert loop.stop_margin_m == pytest.approx(STOP_MARGIN_M + 0.004)
+    assert loop.executor.stop_margin_m == loop.stop_margin_m

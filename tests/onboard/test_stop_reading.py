@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from drivers.camera import Intrinsics, RGBDFrame
 from onboard import GripperConfig
 from onboard.loop import read_stop
-from onboard.loop import STOP_ABOVE_TIP_M, STOP_MARGIN_M
+from onboard.loop import STOP_ABOVE_TIP_M, STOP_MARGIN_M, stop_margin_m
 
 CAMERA_M = 0.75
 W, H, F = 320, 240, 250.0  # 1.8 mm a pixel on the table
@@ -81,3 +81,16 @@ def test_the_grasped_block_counts_only_within_the_margin_of_a_fingers_inner_face
         assert not r.unseen
     elif gap > STOP_MARGIN_M + 2 * pixel:
         assert r.unseen
+
+
+@settings(max_examples=60, deadline=None)
+@given(rms=st.floats(0.015, 0.03), share=st.floats(0.0, 1.0))
+def test_a_hand_eye_residual_widens_the_margin_a_seen_surface_counts_within(rms, share):
+    bx, by, half, height = BLOCK
+    pixel = CAMERA_M / F  # 3 mm: residuals of several pixels, for room between the margins
+    # the block's side between the default margin and the widened one from a finger's face
+    gap = STOP_MARGIN_M + 2 * pixel + share * (rms - 4 * pixel)
+    x = bx + half + gap - 0.5 * GRIPPER.open_width_m
+    T = _stop(x, by, 0.0, height - 0.02)
+    assert read_stop(FRAME, T, GRIPPER).unseen
+    assert not read_stop(FRAME, T, GRIPPER, stop_margin_m(rms)).unseen
