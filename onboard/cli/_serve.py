@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .._cellfile import DEFAULT_PORT
+from .._messages import ENDPOINT_COMMANDS
 from ._common import CliError, reported
 from ._hand_database import add_size_arguments, database_size, hand_database
 
@@ -17,9 +18,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "serve", help="serve the robot-controller endpoint (JSON lines over TCP)",
         description="Let an external robot controller drive picking over TCP: one JSON request "
-                    "per line (status, best_grasp, move, grip, release, pick, report_outcome, "
-                    "robot_pose), or the plain-text line GRASP. Prints 'listening on HOST:PORT' "
-                    "once it accepts connections; Ctrl-C or SIGTERM stops it.")
+                    f"per line ({', '.join(ENDPOINT_COMMANDS)}), or the plain-text line GRASP. "
+                    "Prints 'listening on HOST:PORT' once it accepts connections; Ctrl-C or "
+                    "SIGTERM stops it.")
     cell = p.add_mutually_exclusive_group(required=True)
     cell.add_argument("--config", metavar="CELL_YAML", help="the cell file")
     cell.add_argument("--sim", action="store_true", help="the simulated cell (MuJoCo)")
