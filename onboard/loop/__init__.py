@@ -54,11 +54,13 @@ from ._record import trial_images, trial_record
 from ._source import FailedGrasps, GraspSource, Proposal, SourceSetup
 from ._truth import NO_TRUTH, CellTruth, GraspTruth, NoTruth, ObjectWatch, SimulatedTruth
 from ._types import DatabaseGraspView, Execution, LoopState, Plan
-from ._unseen_stop import (STOP_ABOVE_TIP_M, STOP_MARGIN_M, StopReading, read_stop,
-                           stop_margin_m)
+from ._unseen_stop import (STOP_ABOVE_TIP_M, STOP_MARGIN_M, StopReading, jaw_boxes, read_stop,
+                           read_stop_boxes, stop_margin_m)
 
 __all__ = [
     "read_stop",
+    "read_stop_boxes",
+    "jaw_boxes",
     "StopReading",
     "STOP_ABOVE_TIP_M",
     "STOP_MARGIN_M",

@@ -23,7 +23,7 @@ from ._clock import StageClock
 from ._jaw_region import jaw_region
 from ._truth import CellTruth, GraspTruth
 from ._types import Execution, LoopState, Plan
-from ._unseen_stop import STOP_MARGIN_M, StopReading, count_stop, read_stop
+from ._unseen_stop import STOP_MARGIN_M, StopReading, count_stop, read_stop, read_stop_boxes
 
 NO_ARM = ("this cell has no arm of graspline's (arm.kind: none): the robot controller moves the "
           "arm; use best_grasp, grip and release")
@@ -109,7 +109,8 @@ class Executor:
                 moved = arm.approach(c.T_base_tcp, c.pregrasp_m, speed_mps=cfg.arm.speed_mps,
                                      approach_speed_mps=cfg.arm.approach_speed_mps)
             if not moved.reached:
-                return self._abort(moved, "approach")
+                return self._abort(moved, "approach", unseen=self._read_stop(plan, moved))
+            self.state.unseen_stops = 0
             self.state.activity = "gripping"
             with clock.stage("grip"):
                 closed = hand.close(timeout_s=timeout)
@@ -200,13 +201,20 @@ class Executor:
             return None
 
     def _read_stop(self, plan: Plan, moved: MoveResult) -> StopReading | None:
-        """What the planning frame shows under the jaw where its approach stopped (None for
-        a fault, or without a frame's camera pose); a run of stops where it shows nothing
-        faults the loop for the operator to see to the hand (unseen_stops_to_check)."""
+        """What the planning frame shows under the jaw, or the multi-finger hand's boxes,
+        where its approach stopped (None for a fault, or without a frame's camera pose or the
+        hand's boxes); a run of stops where it shows nothing faults the loop for the operator
+        to see to the hand (unseen_stops_to_check)."""
         if moved.status is not MoveStatus.FAILED:
             return None
-        reading = read_stop(plan.frame, moved.T_base_tcp, self.config.gripper,
-                            self.stop_margin_m)
+        if self.hand is None:
+            reading = read_stop(plan.frame, moved.T_base_tcp, self.config.gripper,
+                                self.stop_margin_m)
+        elif plan.view is not None:  # a database grasp: the hand's own boxes, open
+            reading = read_stop_boxes(plan.frame, moved.T_base_tcp, plan.view.hand_centre,
+                                      plan.view.hand_half, self.stop_margin_m)
+        else:
+            return None
         if reading is None:
             return None
         count_stop(self.state, reading, self.config.arm.unseen_stops_to_check, moved.message)

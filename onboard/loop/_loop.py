@@ -36,8 +36,8 @@ from ._planner import Planner, grasp_sources
 from ._record import trial_images, trial_mode, trial_record
 from ._source import FailedGrasps, SourceSetup
 from ._truth import NO_TRUTH, CellTruth
-from ._types import Execution, LoopState, Plan
-from ._unseen_stop import StopReading, count_stop, read_stop, stop_margin_m
+from ._types import DatabaseGraspView, Execution, LoopState, Plan
+from ._unseen_stop import StopReading, count_stop, read_stop, read_stop_boxes, stop_margin_m
 from ._warm import warm_up
 
 log = logging.getLogger("graspline.loop")
@@ -94,8 +94,8 @@ class PickingLoop:
         self._config = config
         # the frames of the last grasps best_grasp offered, by trial: a controller's stop is
         # read against the frame its grasp was planned on
-        self._pending_frames: collections.OrderedDict[int, RGBDFrame] = \
-            collections.OrderedDict()
+        self._pending_frames: collections.OrderedDict[
+            int, tuple[RGBDFrame, DatabaseGraspView | None]] = collections.OrderedDict()
 
     @property
     def config(self) -> CellConfig:
@@ -173,20 +173,23 @@ class PickingLoop:
         rec = self._write_trial(plan, None, clock, pending=isinstance(plan.choice, GraspChoice))
         if isinstance(plan.choice, NoGrasp):
             return plan.choice
-        self._pending_frames[rec.trial_id] = plan.frame
+        self._pending_frames[rec.trial_id] = (plan.frame, plan.view)
         while len(self._pending_frames) > PENDING_FRAMES:
             self._pending_frames.popitem(last=False)
         return dataclasses.replace(plan.choice, trial_id=rec.trial_id, stage_s=clock.stage_s)
 
     def read_stop(self, trial_id: int, T_stop: np.ndarray) -> StopReading | None:
         """What trial trial_id's frame (one of the last PENDING_FRAMES best_grasp planned)
-        shows under the jaw at T_stop (4 x 4, base frame), where the controller's approach
-        stopped; None for an older or unknown trial, a frame without a camera pose, or a
-        multi-finger hand (the reading is a parallel jaw's)."""
-        frame = self._pending_frames.get(trial_id)
-        if frame is None or self.hand is not None:
+        shows under the jaw, or a database grasp's hand boxes, at T_stop (4 x 4, base frame),
+        where the controller's approach stopped; None for an older or unknown trial, or a
+        frame without a camera pose."""
+        frame, view = self._pending_frames.get(trial_id, (None, None))
+        if self.hand is None:
+            return read_stop(frame, T_stop, self.config.gripper, self.stop_margin_m)
+        if view is None:
             return None
-        return read_stop(frame, T_stop, self.config.gripper, self.stop_margin_m)
+        return read_stop_boxes(frame, T_stop, view.hand_centre, view.hand_half,
+                               self.stop_margin_m)
 
     def count_stop(self, reading: StopReading, message: str) -> None:
         """Count an approach's stop (count_stop): a run of arm.unseen_stops_to_check on

@@ -9,6 +9,9 @@ with the hand, out of a table camera's view), or something put in the cell after
 A hooked part stops every approach after it, each on another grasp, so a run of such stops
 (the cell file's ``arm.unseen_stops_to_check``) faults the loop and asks the operator to look
 at the hand before the next pick, instead of pressing the part onto the table again.
+
+The hand is read as boxes in its TCP frame: a parallel jaw's fingers and palm (jaw_boxes), or
+a multi-finger hand's open volume as its database grasp carries it (read_stop_boxes).
 """
 from __future__ import annotations
 
@@ -35,8 +38,8 @@ class StopReading:
     seen_points : seen surface points inside the fingers' or the palm's footprint (each
     widened by STOP_MARGIN_M) at or above that part's lower face (STOP_ABOVE_TIP_M under it
     counts).
-    clearance_m : how far the fingertips stopped above the highest seen point inside the
-    fingers' footprints (metres; NaN where the footprints hold no reading)."""
+    clearance_m : how far the hand's nearest part stopped above the highest seen point in
+    its footprint (metres; NaN where the footprints hold no reading)."""
 
     seen_points: int
     clearance_m: float
@@ -51,40 +54,61 @@ class StopReading:
         if not self.unseen:
             return f"the frame shows {self.seen_points} surface points where the hand stopped"
         above = ("" if math.isnan(self.clearance_m) else
-                 f", the fingertips {self.clearance_m * 1e3:.0f} mm above the highest seen "
-                 f"under them")
+                 f", the hand {self.clearance_m * 1e3:.0f} mm above the highest seen under it")
         return f"the frame shows nothing under the hand where it stopped{above}"
 
 
 def read_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfig,
               margin_m: float = STOP_MARGIN_M) -> StopReading | None:
     """The planning frame's surface under the open parallel jaw with its TCP at T_stop (4 x
-    4, base frame, metres): the fingers opened to gripper.open_width_m, their tips
-    gripper.tcp_to_tip_m along the approach (the TCP's z), the palm gripper.finger_length_m
-    behind them, each part widened by margin_m (stop_margin_m: the cell's); None without a
-    frame, its camera pose or any depth reading."""
+    4, base frame, metres): jaw_boxes (the fingers opened to gripper.open_width_m, their tips
+    gripper.tcp_to_tip_m along the approach, the palm gripper.finger_length_m behind them)
+    read by read_stop_boxes, each widened by margin_m (stop_margin_m: the cell's)."""
+    centre, half = jaw_boxes(gripper)
+    return read_stop_boxes(frame, T_stop, centre, half, margin_m)
+
+
+def jaw_boxes(gripper: GripperConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(centre, half) (B, 3): the open jaw as boxes in its TCP frame (z = approach, metres):
+    each finger with its body, from its tip back to the palm, and the palm (where the cell
+    file gives its width) behind them; only each box's footprint and lower face are read."""
+    tip, length = gripper.tcp_to_tip_m, gripper.finger_length_m
+    x = 0.5 * gripper.open_width_m + 0.5 * gripper.finger_thickness_m
+    finger_half = (0.5 * gripper.finger_thickness_m, 0.5 * gripper.finger_width_m, 0.5 * length)
+    centre = [(x, 0.0, tip - 0.5 * length), (-x, 0.0, tip - 0.5 * length)]
+    half = [finger_half, finger_half]
+    palm_w, palm_l = gripper.palm_m()
+    if math.isfinite(palm_w):
+        if not math.isfinite(palm_l):
+            palm_l = gripper.open_width_m + 2.0 * gripper.finger_thickness_m
+        centre.append((0.0, 0.0, tip - length - 0.01))
+        half.append((0.5 * palm_l, 0.5 * palm_w, 0.01))
+    return np.array(centre, np.float64), np.array(half, np.float64)
+
+
+def read_stop_boxes(frame: RGBDFrame | None, T_stop: np.ndarray, centre: np.ndarray,
+                    half: np.ndarray, margin_m: float = STOP_MARGIN_M) -> StopReading | None:
+    """The planning frame's surface under a hand of boxes (centre, half: (B, 3) in its TCP
+    frame, z = approach, metres) with its TCP at T_stop (4 x 4, base frame): the readings in
+    a box's footprint widened by margin_m at or above its lower face (STOP_ABOVE_TIP_M under
+    it counts), and how far the nearest part stopped above the highest seen under it; None
+    without a frame, its camera pose or any depth reading."""
     if frame is None or frame.T_base_camera is None:
         return None
     q = _points_in_tcp(frame, np.asarray(T_stop, np.float64))
     if q is None:
         return None
-    x, y, z = np.abs(q[:, 0]), np.abs(q[:, 1]), q[:, 2]
-    tip = gripper.tcp_to_tip_m
-    half_open = 0.5 * gripper.open_width_m
-    in_fingers = ((x >= half_open - margin_m)
-                  & (x <= half_open + gripper.finger_thickness_m + margin_m)
-                  & (y <= 0.5 * gripper.finger_width_m + margin_m))
-    finger_hits = in_fingers & (z <= tip + STOP_ABOVE_TIP_M)
-    palm_w, palm_l = gripper.palm_m()
-    palm_hits = np.zeros_like(finger_hits)
-    if math.isfinite(palm_w):
-        if not math.isfinite(palm_l):
-            palm_l = gripper.open_width_m + 2.0 * gripper.finger_thickness_m
-        palm_hits = ((x <= 0.5 * palm_l + margin_m) & (y <= 0.5 * palm_w + margin_m)
-                     & (z <= tip - gripper.finger_length_m + STOP_ABOVE_TIP_M))
-    under = z[in_fingers]
-    clearance = float(under.min() - tip) if under.size else math.nan
-    return StopReading(int(np.count_nonzero(finger_hits | palm_hits)), clearance)
+    hits = np.zeros(len(q), bool)
+    clearance = math.inf
+    for c, h in zip(np.asarray(centre, np.float64), np.asarray(half, np.float64)):
+        under = ((np.abs(q[:, 0] - c[0]) <= h[0] + margin_m)
+                 & (np.abs(q[:, 1] - c[1]) <= h[1] + margin_m))
+        lower_face = c[2] + h[2]
+        hits |= under & (q[:, 2] <= lower_face + STOP_ABOVE_TIP_M)
+        if under.any():
+            clearance = min(clearance, float(q[under, 2].min() - lower_face))
+    return StopReading(int(np.count_nonzero(hits)),
+                       clearance if math.isfinite(clearance) else math.nan)
 
 
 def stop_margin_m(hand_eye_rms_m: float | None) -> float:

@@ -154,6 +154,22 @@ def test_a_hand_error_during_the_pick_stops_it_safely_and_the_trial_says_why(box
         log.close()
 
 
+def test_a_hands_approach_stops_on_nothing_seen_ask_for_a_look_at_the_hand(box_db, tmp_path):
+    sim, log, loop = _box_alone(box_db, tmp_path / "trials", mode="validate")
+    try:
+        for k in (1, 2):  # stopped where it started, at home: out of the camera's view
+            sim.arm.fail_next = "protective stop: 180 N on the hand (injected)"
+            rec = loop.pick()
+            assert "nothing under the hand" in rec.error, rec.error
+            assert loop.state.unseen_stops == k
+        assert loop.state.hand_check and "see to the hand" in loop.state.fault
+        loop.pick()  # the simulated operator sees to the hand first
+        assert sim.hand_checks == 1 and not loop.state.hand_check
+    finally:
+        sim.close()
+        log.close()
+
+
 def test_objects_the_database_lacks_are_named_in_the_trial(box_db, tmp_path):
     # the box is picked (or not) and the trial names the objects the database cannot serve:
     # in its note beside a pick, in the no-grasp reason when nothing is picked

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from drivers.camera import Intrinsics, RGBDFrame
 from onboard import GripperConfig
 from onboard.loop import read_stop
-from onboard.loop import STOP_ABOVE_TIP_M, STOP_MARGIN_M, stop_margin_m
+from onboard.loop import (STOP_ABOVE_TIP_M, STOP_MARGIN_M, HandVolume, jaw_boxes, read_stop_boxes,
+                          stop_margin_m)
 
 CAMERA_M = 0.75
 W, H, F = 320, 240, 250.0  # 1.8 mm a pixel on the table
@@ -94,3 +95,41 @@ def test_a_hand_eye_residual_widens_the_margin_a_seen_surface_counts_within(rms,
     T = _stop(x, by, 0.0, height - 0.02)
     assert read_stop(FRAME, T, GRIPPER).unseen
     assert not read_stop(FRAME, T, GRIPPER, stop_margin_m(rms)).unseen
+
+
+def test_the_jaws_boxes_are_the_database_filters_parallel_jaw_footprints_and_faces():
+    centre, half = jaw_boxes(GRIPPER)
+    volume = HandVolume.for_hand("parallel")
+    lo, hi = centre - half, centre + half
+    vlo, vhi = volume.centre - volume.half, volume.centre + volume.half
+    order = np.lexsort((lo[:, 0], lo[:, 2]))
+    vorder = np.lexsort((vlo[:, 0], vlo[:, 2]))
+    np.testing.assert_allclose(lo[order, :2], vlo[vorder, :2], atol=1e-9)
+    np.testing.assert_allclose(hi[order], vhi[vorder], atol=1e-9)  # footprints, lower faces
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=st.floats(-0.25, -0.15), y=st.floats(-0.05, 0.05), yaw=st.floats(-math.pi, math.pi),
+       lift=st.floats(STOP_ABOVE_TIP_M + 0.002, 0.1))
+def test_a_multi_finger_hands_boxes_over_the_bare_table_read_unseen_at_their_lowest_face(
+        x, y, yaw, lift):
+    volume = HandVolume.for_hand("three_finger")
+    lowest = float(np.max(volume.centre[:, 2] + volume.half[:, 2]))  # along the approach
+    T = _stop(x, y, yaw, 0.0)
+    T[2, 3] = lift + lowest  # the lowest face lift metres over the table
+    r = read_stop_boxes(FRAME, T, volume.centre, volume.half)
+    assert r is not None and r.unseen
+    assert abs(r.clearance_m - lift) < 1e-4
+
+
+def test_a_multi_finger_hands_finger_on_the_block_reads_seen():
+    volume = HandVolume.for_hand("three_finger")
+    bx, by, _, height = BLOCK
+    k = int(np.argmax(volume.centre[:, 2] + volume.half[:, 2]))  # a finger's box
+    T = _stop(0.0, 0.0, 0.0, 0.0)
+    face = volume.centre[k, 2] + volume.half[k, 2]
+    # that box's middle over the block's, its lower face at the block's top
+    T[:2, 3] = (bx - volume.centre[k, 0], by + volume.centre[k, 1])
+    T[2, 3] = height + face
+    r = read_stop_boxes(FRAME, T, volume.centre, volume.half)
+    assert r is not None and not r.unseen
