@@ -23,7 +23,7 @@ from ._clock import StageClock
 from ._jaw_region import jaw_region
 from ._truth import CellTruth, GraspTruth
 from ._types import Execution, LoopState, Plan
-from ._unseen_stop import STOP_MARGIN_M, StopReading, count_stop, read_stop, read_stop_boxes
+from ._unseen_stop import STOP_MARGIN_M, StopReading, count_stop, read_hand_stop
 
 NO_ARM = ("this cell has no arm of graspline's (arm.kind: none): the robot controller moves the "
           "arm; use best_grasp, grip and release")
@@ -207,19 +207,11 @@ class Executor:
         to see to the hand (unseen_stops_to_check)."""
         if moved.status is not MoveStatus.FAILED:
             return None
-        if self.hand is None:
-            reading = read_stop(plan.frame, moved.T_base_tcp, self.config.gripper,
-                                self.stop_margin_m)
-        elif plan.view is not None:  # a database grasp: the hand's own boxes, open
-            reading = read_stop_boxes(plan.frame, moved.T_base_tcp, plan.view.hand_centre,
-                                      plan.view.hand_half, self.stop_margin_m)
-        else:
-            return None
-        if reading is None:
-            return None
-        count_stop(self.state, reading, self.config.arm.unseen_stops_to_check, moved.message)
-        if self.state.hand_check:
-            log.error("%s", self.state.fault)
+        reading = read_hand_stop(plan.frame, moved.T_base_tcp, self.config.gripper, plan.view,
+                                 self.hand is not None, self.stop_margin_m)
+        if reading is not None:
+            count_stop(self.state, reading, self.config.arm.unseen_stops_to_check,
+                       moved.message)
         return reading
 
     def _abort(self, moved: MoveResult, what: str, ex: Execution | None = None, *,

@@ -37,7 +37,7 @@ from ._record import trial_images, trial_mode, trial_record
 from ._source import FailedGrasps, SourceSetup
 from ._truth import NO_TRUTH, CellTruth
 from ._types import DatabaseGraspView, Execution, LoopState, Plan
-from ._unseen_stop import StopReading, count_stop, read_stop, read_stop_boxes, stop_margin_m
+from ._unseen_stop import StopReading, count_stop, read_hand_stop, stop_margin_m
 from ._warm import warm_up
 
 log = logging.getLogger("graspline.loop")
@@ -184,19 +184,13 @@ class PickingLoop:
         where the controller's approach stopped; None for an older or unknown trial, or a
         frame without a camera pose."""
         frame, view = self._pending_frames.get(trial_id, (None, None))
-        if self.hand is None:
-            return read_stop(frame, T_stop, self.config.gripper, self.stop_margin_m)
-        if view is None:
-            return None
-        return read_stop_boxes(frame, T_stop, view.hand_centre, view.hand_half,
-                               self.stop_margin_m)
+        return read_hand_stop(frame, T_stop, self.config.gripper, view, self.hand is not None,
+                              self.stop_margin_m)
 
     def count_stop(self, reading: StopReading, message: str) -> None:
         """Count an approach's stop (count_stop): a run of arm.unseen_stops_to_check on
         nothing seen faults the loop for a look at the hand."""
         count_stop(self.state, reading, self.config.arm.unseen_stops_to_check, message)
-        if self.state.hand_check:
-            log.error("%s", self.state.fault)
 
     def segment(self, frame: RGBDFrame, *, finer_cut: bool = False) -> list[ObjectMask]:
         """The segmenter's masks of frame, or with finer_cut its finer cut (segment_finer),

@@ -15,6 +15,7 @@ a multi-finger hand's open volume as its database grasp carries it (read_stop_bo
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
@@ -23,7 +24,9 @@ import numpy as np
 from drivers.camera import RGBDFrame
 
 from .._cellfile import GripperConfig
-from ._types import LoopState
+from ._types import DatabaseGraspView, LoopState
+
+log = logging.getLogger("graspline.loop")
 
 # around each part of the hand: the depth's noise and a rounded side's last seen lean (4-5 mm
 # inside the true outline at 0.7 m, docs/scoring.md, "Fingers landing on the far side")
@@ -56,6 +59,18 @@ class StopReading:
         above = ("" if math.isnan(self.clearance_m) else
                  f", the hand {self.clearance_m * 1e3:.0f} mm above the highest seen under it")
         return f"the frame shows nothing under the hand where it stopped{above}"
+
+
+def read_hand_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfig,
+                   view: DatabaseGraspView | None, multi_finger: bool,
+                   margin_m: float = STOP_MARGIN_M) -> StopReading | None:
+    """The stop read for the cell's hand: the jaw (read_stop), or with multi_finger the open
+    volume its database grasp carries (view's boxes; None without a view)."""
+    if not multi_finger:
+        return read_stop(frame, T_stop, gripper, margin_m)
+    if view is None:
+        return None
+    return read_stop_boxes(frame, T_stop, view.hand_centre, view.hand_half, margin_m)
 
 
 def read_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfig,
@@ -130,6 +145,7 @@ def count_stop(state: LoopState, reading: StopReading, limit: int, message: str)
                        f"hang on a finger, or something came into the cell after the capture; "
                        f"see to the hand and clear the fault")
         state.hand_check = True
+        log.error("%s", state.fault)
 
 
 def _points_in_tcp(frame: RGBDFrame, T_stop: np.ndarray) -> np.ndarray | None:
