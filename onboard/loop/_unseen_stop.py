@@ -11,7 +11,10 @@ A hooked part stops every approach after it, each on another grasp, so a run of 
 at the hand before the next pick, instead of pressing the part onto the table again.
 
 The hand is read as boxes in its TCP frame: a parallel jaw's fingers and palm (jaw_boxes), or
-a multi-finger hand's open volume as its database grasp carries it (read_stop_boxes).
+a multi-finger hand's open volume as its database grasp carries it (read_stop_boxes). Where
+the boxes' lower faces lie behind a surface the camera saw (a rounded object's far side under
+its widest point, the shadow of a tall neighbour), the frame cannot say what is there, and the
+stop is not counted as one on nothing seen.
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ log = logging.getLogger("graspline.loop")
 # inside the true outline at 0.7 m, docs/scoring.md, "Fingers landing on the far side")
 STOP_MARGIN_M = 0.005
 STOP_ABOVE_TIP_M = 0.005  # a seen surface this far under the fingertips still counts as met
+HIDDEN_STEP_M = 0.002  # the grid on the hand's lower faces read for places the camera missed
 
 
 @dataclass(frozen=True)
@@ -42,20 +46,27 @@ class StopReading:
     widened by STOP_MARGIN_M) at or above that part's lower face (STOP_ABOVE_TIP_M under it
     counts).
     clearance_m : how far the hand's nearest part stopped above the highest seen point in
-    its footprint (metres; NaN where the footprints hold no reading)."""
+    its footprint (metres; NaN where the footprints hold no reading).
+    hidden_points : points of the parts' lower faces (so widened, and down to
+    STOP_ABOVE_TIP_M under them) that lie behind a seen surface along their pixel's ray by
+    more than the margin: places the camera could not see into."""
 
     seen_points: int
     clearance_m: float
+    hidden_points: int = 0
 
     @property
     def unseen(self) -> bool:
-        """True when nothing seen lies where the hand stopped."""
-        return self.seen_points == 0
+        """True when nothing seen lies where the hand stopped, and the camera saw all of it."""
+        return self.seen_points == 0 and self.hidden_points == 0
 
     def text(self) -> str:
         """A short account for the trial's error."""
-        if not self.unseen:
+        if self.seen_points:
             return f"the frame shows {self.seen_points} surface points where the hand stopped"
+        if self.hidden_points:
+            return (f"the frame shows no surface where the hand stopped, but {self.hidden_points}"
+                    f" points of it lie behind a surface the camera saw, out of its view")
         above = ("" if math.isnan(self.clearance_m) else
                  f", the hand {self.clearance_m * 1e3:.0f} mm above the highest seen under it")
         return f"the frame shows nothing under the hand where it stopped{above}"
@@ -106,7 +117,8 @@ def read_stop_boxes(frame: RGBDFrame | None, T_stop: np.ndarray, centre: np.ndar
     """The planning frame's surface under a hand of boxes (centre, half: (B, 3) in its TCP
     frame, z = approach, metres) with its TCP at T_stop (4 x 4, base frame): the readings in
     a box's footprint widened by margin_m at or above its lower face (STOP_ABOVE_TIP_M under
-    it counts), and how far the nearest part stopped above the highest seen under it; None
+    it counts), how far the nearest part stopped above the highest seen under it, and how
+    many points of the lower faces the camera could not see into (_hidden_points); None
     without a frame, its camera pose or any depth reading."""
     if frame is None or frame.T_base_camera is None:
         return None
@@ -123,7 +135,8 @@ def read_stop_boxes(frame: RGBDFrame | None, T_stop: np.ndarray, centre: np.ndar
         if under.any():
             clearance = min(clearance, float(q[under, 2].min() - lower_face))
     return StopReading(int(np.count_nonzero(hits)),
-                       clearance if math.isfinite(clearance) else math.nan)
+                       clearance if math.isfinite(clearance) else math.nan,
+                       _hidden_points(frame, T_stop, centre, half, margin_m))
 
 
 def stop_margin_m(hand_eye_rms_m: float | None) -> float:
@@ -158,3 +171,38 @@ def _points_in_tcp(frame: RGBDFrame, T_stop: np.ndarray) -> np.ndarray | None:
     cam = frame.intrinsics.deproject_pixels(u, v, d[v, u])
     T_tcp_cam = np.linalg.inv(T_stop) @ frame.T_base_camera
     return cam @ T_tcp_cam[:3, :3].T + T_tcp_cam[:3, 3]
+
+
+def _lower_faces(centre: np.ndarray, half: np.ndarray, margin_m: float) -> np.ndarray:
+    """(N, 3) points in the TCP frame (metres) on a grid of HIDDEN_STEP_M over each box's
+    lower face widened by margin_m, at the face and STOP_ABOVE_TIP_M under it: where a part
+    moving down its approach meets what stops it."""
+    out = []
+    for c, h in zip(np.asarray(centre, np.float64), np.asarray(half, np.float64)):
+        xs = np.linspace(c[0] - h[0] - margin_m, c[0] + h[0] + margin_m,
+                         max(2, math.ceil(2.0 * (h[0] + margin_m) / HIDDEN_STEP_M) + 1))
+        ys = np.linspace(c[1] - h[1] - margin_m, c[1] + h[1] + margin_m,
+                         max(2, math.ceil(2.0 * (h[1] + margin_m) / HIDDEN_STEP_M) + 1))
+        zs = c[2] + h[2] + np.array([0.0, STOP_ABOVE_TIP_M])
+        g = np.stack(np.meshgrid(xs, ys, zs, indexing="ij"), axis=-1).reshape(-1, 3)
+        out.append(g)
+    return np.concatenate(out)
+
+
+def _hidden_points(frame: RGBDFrame, T_stop: np.ndarray, centre: np.ndarray, half: np.ndarray,
+                   margin_m: float) -> int:
+    """How many of the boxes' lower-face points (_lower_faces, TCP at T_stop in the base
+    frame) lie in the camera's view behind the surface their pixel saw, by more than
+    margin_m of depth: the frame says nothing of what is there. A pixel with no reading
+    counts as neither seen through nor hidden."""
+    T_cam_tcp = np.linalg.inv(frame.T_base_camera) @ np.asarray(T_stop, np.float64)
+    p = _lower_faces(centre, half, margin_m) @ T_cam_tcp[:3, :3].T + T_cam_tcp[:3, 3]
+    p = p[p[:, 2] > 0.0]
+    if len(p) == 0:
+        return 0
+    uv = np.rint(frame.intrinsics.project(p)).astype(np.int64)
+    h, w = frame.depth_m.shape
+    inside = (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+    d = frame.depth_m[uv[inside, 1], uv[inside, 0]]
+    seen = np.isfinite(d) & (d > 0)
+    return int(np.count_nonzero(seen & (p[inside, 2] > d + margin_m)))
