@@ -18,16 +18,17 @@ CAMERA_M = 0.75
 W, H, F = 320, 240, 250.0  # 1.8 mm a pixel on the table
 GRIPPER = GripperConfig()  # the 2F-85's geometry: 85 mm open, 14 mm finger bodies
 BLOCK = (0.10, 0.0, 0.025, 0.03)  # a block's centre x, y, half side and height (m)
+TALL = (0.10, 0.0, 0.025, 0.15)  # a tall block: its shadow hides the table beyond it
 
 
-def _frame() -> RGBDFrame:
+def _frame(block: tuple[float, float, float, float] = BLOCK) -> RGBDFrame:
     """The table (z = 0) under a camera 0.75 m up looking straight down, with the block."""
     intr = Intrinsics(W, H, F, F, W / 2, H / 2)
     T = np.eye(4)
     T[:3, :3] = np.diag([1.0, -1.0, -1.0])  # optical z down, x along base x
     T[2, 3] = CAMERA_M
     v, u = np.mgrid[0:H, 0:W]
-    bx, by, half, height = BLOCK
+    bx, by, half, height = block
     top = CAMERA_M - height  # the pixel's ray meets the block's top at this depth
     x, y = (u - W / 2) / F * top, -(v - H / 2) / F * top
     on_block = (np.abs(x - bx) < half) & (np.abs(y - by) < half)
@@ -36,6 +37,7 @@ def _frame() -> RGBDFrame:
 
 
 FRAME = _frame()
+TALL_FRAME = _frame(TALL)
 
 
 def _stop(x: float, y: float, yaw: float, tip_z: float) -> np.ndarray:
@@ -133,3 +135,40 @@ def test_a_multi_finger_hands_finger_on_the_block_reads_seen():
     T[2, 3] = height + face
     r = read_stop_boxes(FRAME, T, volume.centre, volume.half)
     assert r is not None and not r.unseen
+
+
+def _part_at(x: float, y: float, face_z: float) -> np.ndarray:
+    """A straight-down TCP pose whose one-box hand (PART) has its lower face's middle at
+    (x, y, face_z)."""
+    T = _stop(x, y, 0.0, 0.0)
+    T[:3, 3] = (x, y, face_z + 2.0 * PART[1][0, 2])
+    return T
+
+
+PART = (np.array([[0.0, 0.0, -0.01]]), np.array([[0.005, 0.005, 0.01]]))  # 10 mm, 20 mm deep
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=st.floats(0.142, 0.146), y=st.floats(-0.015, 0.015), face_z=st.floats(0.005, 0.035))
+def test_a_part_stopped_in_a_tall_blocks_shadow_is_hidden_not_unseen_and_over_its_top_unseen(
+        x, y, face_z):
+    bx, _, half, height = TALL
+    # the part's footprint and margin clear the block (nothing seen under it), and the camera's
+    # ray to its lower face's near edge passes through the block's top (x scaled to the top's
+    # height), two pixels in
+    assert x - 0.01 > bx + half + 2 * CAMERA_M / F
+    assert (x - 0.005) * (CAMERA_M - height) / (CAMERA_M - face_z) < bx + half - 2 * CAMERA_M / F
+    r = read_stop_boxes(TALL_FRAME, _part_at(x, y, face_z), *PART)
+    assert r is not None and r.seen_points == 0 and r.hidden_points > 0 and not r.unseen
+    assert "behind a surface the camera saw" in r.text()
+    # the same part over the block's top height: the camera saw the air it stopped in
+    lifted = read_stop_boxes(TALL_FRAME, _part_at(x, y, height + 0.01), *PART)
+    assert lifted is not None and lifted.unseen and lifted.hidden_points == 0
+
+
+def test_a_part_in_the_shadow_of_pixels_with_no_reading_is_neither_seen_nor_hidden():
+    bx, _, half, height = TALL
+    frame = _frame(TALL)
+    frame.depth_m[frame.depth_m < CAMERA_M - 0.01] = 0.0  # the block's top read as a hole
+    r = read_stop_boxes(frame, _part_at(0.14, 0.0, 0.01), *PART)
+    assert r is not None and r.unseen and r.hidden_points == 0
