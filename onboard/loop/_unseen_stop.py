@@ -11,10 +11,12 @@ A hooked part stops every approach after it, each on another grasp, so a run of 
 at the hand before the next pick, instead of pressing the part onto the table again.
 
 The hand is read as boxes in its TCP frame: a parallel jaw's fingers and palm (jaw_boxes), or
-a multi-finger hand's open volume as its database grasp carries it (read_stop_boxes). Where
-the boxes' lower faces lie behind a surface the camera saw (a rounded object's far side under
-its widest point, the shadow of a tall neighbour), the frame cannot say what is there, and the
-stop is not counted as one on nothing seen.
+a multi-finger hand's open volume as its database grasp carries it (read_stop_boxes). The
+reading also says how much of the boxes' lower faces lay behind a surface the camera saw (a
+rounded object's far side, a neighbour's shadow), where the frame cannot say what is there.
+That does not excuse the stop: a finger of a hand held up by a hooked part hangs in the
+grasped object's shadow as often as one landing on its far side does (docs/picking-cell.md,
+"An approach that stops on something unseen").
 """
 from __future__ import annotations
 
@@ -48,8 +50,9 @@ class StopReading:
     clearance_m : how far the hand's nearest part stopped above the highest seen point in
     its footprint (metres; NaN where the footprints hold no reading).
     hidden_points : points of the parts' lower faces (so widened, and down to
-    STOP_ABOVE_TIP_M under them) that lie behind a seen surface along their pixel's ray by
-    more than the margin: places the camera could not see into."""
+    STOP_ABOVE_TIP_M under them, every HIDDEN_STEP_M) that lie behind a seen surface along
+    their pixel's ray by more than the margin: places the camera could not see into (told
+    in the text, not counted against unseen)."""
 
     seen_points: int
     clearance_m: float
@@ -57,19 +60,19 @@ class StopReading:
 
     @property
     def unseen(self) -> bool:
-        """True when nothing seen lies where the hand stopped, and the camera saw all of it."""
-        return self.seen_points == 0 and self.hidden_points == 0
+        """True when nothing seen lies where the hand stopped."""
+        return self.seen_points == 0
 
     def text(self) -> str:
         """A short account for the trial's error."""
-        if self.seen_points:
+        if not self.unseen:
             return f"the frame shows {self.seen_points} surface points where the hand stopped"
-        if self.hidden_points:
-            return (f"the frame shows no surface where the hand stopped, but {self.hidden_points}"
-                    f" points of it lie behind a surface the camera saw, out of its view")
         above = ("" if math.isnan(self.clearance_m) else
                  f", the hand {self.clearance_m * 1e3:.0f} mm above the highest seen under it")
-        return f"the frame shows nothing under the hand where it stopped{above}"
+        hidden = ("" if not self.hidden_points else
+                  f"; {self.hidden_points} points of its lower faces lay behind a surface the "
+                  f"camera saw, out of its view")
+        return f"the frame shows nothing under the hand where it stopped{above}{hidden}"
 
 
 def read_hand_stop(frame: RGBDFrame | None, T_stop: np.ndarray, gripper: GripperConfig,
