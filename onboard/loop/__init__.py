@@ -42,7 +42,7 @@ from ._db_grasps import (REJECT_REASONS, DatabaseFilterSettings, FilterResult, G
                          filter_grasps_reference, height_map, place_grasps)
 from ._draws import LEVELS, LevelDraw, RankDraw, draw_across_levels, draw_rank_level
 from ._executor import Executor
-from ._jaw_region import MIN_REGION_PX, jaw_band_px, jaw_region
+from ._jaw_region import CLOSING_MARGIN_M, MIN_REGION_PX, closing_band_m, jaw_band_px, jaw_region
 from ._image_search import (ImageSearch, ScoredPose, band_beside_walls, deeper_search_wanted,
                             insertion_depths, nearest_mask, pinched_at_widest,
                             planned_on_readings, silhouette_margin_m)
@@ -67,6 +67,8 @@ __all__ = [
     "stop_margin_m",
     "band_beside_walls",
     "jaw_region",
+    "closing_band_m",
+    "CLOSING_MARGIN_M",
     "jaw_band_px",
     "MIN_REGION_PX",
     "Centring",

@@ -20,7 +20,7 @@ from vision import ObjectMask
 from .._cellfile import CellConfig
 from .._types import GraspChoice
 from ._clock import StageClock
-from ._jaw_region import jaw_region
+from ._jaw_region import closing_band_m, jaw_region
 from ._truth import CellTruth, GraspTruth
 from ._types import Execution, LoopState, Plan
 from ._unseen_stop import STOP_MARGIN_M, StopReading, count_stop, read_hand_stop
@@ -61,7 +61,8 @@ class Executor:
                                "not execute")
         # what the jaw closes on: the part of the mask between its fingers (a joined mask's
         # other objects stay where they are when this one is lifted)
-        region = jaw_region(plan.frame, plan.chosen_mask, c.T_base_tcp, c.width_m,
+        region = jaw_region(plan.frame, plan.chosen_mask, c.T_base_tcp,
+                            closing_band_m(c.features, c.width_m),
                             cfg.gripper.finger_width_m, c.features.get("insertion_m", 0.0))
         watch = self.truth.watch(plan.frame, region)
         try:

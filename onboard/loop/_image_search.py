@@ -21,7 +21,7 @@ from ._centring import centred_on_readings
 from ._clock import StageClock
 from ._draws import draw_across_levels
 from ._features import features, limit_text
-from ._jaw_region import jaw_region
+from ._jaw_region import closing_band_m, jaw_region
 from ._source import TOP_LEVEL_SCORE, Proposal, SourceSetup
 
 # the second, deeper search runs only when the first found no top-level grasp: it doubles the
@@ -372,8 +372,8 @@ class ImageSearch:
         # named by the part of the mask the jaw closes on: a segmenter's label is the mask's,
         # the simulator's truth names the object under most of that part (a box lifted off a
         # plate it touched, one mask to the segmenter, is the box's trial, not the plate's)
-        region = jaw_region(frame, masks[i], T, g.open_width_m, g.finger_width_m,
-                            sil.insertion_depth_m)
+        region = jaw_region(frame, masks[i], T, closing_band_m(feats, g.open_width_m),
+                            g.finger_width_m, sil.insertion_depth_m)
         label = self._label(frame, region) or f"object@{x:.0f},{y:.0f}"
         choice = GraspChoice(trial_id=-1, object_label=label, T_base_tcp=T,
                              pregrasp_m=self.config.arm.pregrasp_m, width_m=g.open_width_m,

@@ -9,6 +9,8 @@ the plate, the larger part, instead of the box.
 """
 from __future__ import annotations
 
+import math
+
 import cv2
 import numpy as np
 
@@ -16,6 +18,20 @@ from drivers.camera import RGBDFrame
 from vision import ObjectMask
 
 MIN_REGION_PX = 20  # fewer pixels of the mask in the band than this: judge on the whole mask
+# either side of the grasp's seen section: a seen outline's bias (docs/scoring.md)
+CLOSING_MARGIN_M = 0.005
+
+
+def closing_band_m(features: dict[str, float] | None, open_width_m: float) -> float:
+    """The width (metres) of what the jaw closes on: the grasp's seen section at its contacts
+    (features["section_m"]) with CLOSING_MARGIN_M either side, at most the opening; the
+    opening where the grasp has no section. Across the whole opening, a wide jaw's band
+    holds a neighbour joined in the same mask, the part the pads never touch (a 140 mm
+    opening across a bracket's 46 mm leg held more of the box it leaned on)."""
+    section = (features or {}).get("section_m", math.nan)
+    if not (isinstance(section, (int, float)) and math.isfinite(section) and section > 0.0):
+        return open_width_m
+    return min(open_width_m, float(section) + 2.0 * CLOSING_MARGIN_M)
 
 
 def jaw_band_px(frame: RGBDFrame, T_base_tcp: np.ndarray, open_width_m: float,

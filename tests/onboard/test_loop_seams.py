@@ -247,6 +247,36 @@ def test_jaw_region_keeps_the_part_of_a_joined_mask_between_the_fingers():
     assert jaw_region(uncalibrated, joined, T, 0.085, 0.022) is joined
 
 
+def test_a_wide_jaw_closing_across_the_box_watches_the_box_not_the_plate_its_opening_spans():
+    """A 140 mm jaw closing across the box's 40 mm, the plate joined to its side in one mask:
+    the band the open fingers sweep holds more plate than box, the band of what they close
+    on (the grasp's section with CLOSING_MARGIN_M either side) holds box only."""
+    from onboard.loop import CLOSING_MARGIN_M, closing_band_m, jaw_region
+    from vision import ObjectMask
+
+    depth = joined_depth(True)
+    frame = RGBDFrame(np.full((K.height, K.width, 3), 128, np.uint8), depth, K, T_BASE_CAMERA)
+    joined = ObjectMask(depth < 0.595, "joined", 1.0, "test")
+    v, u = np.mgrid[0:K.height, 0:K.width]
+    x = (u - K.cx) / K.fx * 0.59
+    T = np.eye(4)
+    T[:3, :3] = np.diag([1.0, -1.0, -1.0])  # closing along x, across the box
+    T[:3, 3] = (0.0, 0.0, 0.005)
+    opening = jaw_region(frame, joined, T, 0.14, 0.022, insertion_m=0.015)
+    plate = opening.mask & (x > BOX_WIDTH_M / 2)
+    assert plate.sum() > (opening.mask & ~plate).sum()  # the opening's band: mostly plate
+    band = closing_band_m({"section_m": BOX_WIDTH_M}, 0.14)
+    assert band == pytest.approx(BOX_WIDTH_M + 2 * CLOSING_MARGIN_M)
+    closing = jaw_region(frame, joined, T, band, 0.022, insertion_m=0.015)
+    assert closing.mask.sum() > 100
+    assert np.all(x[closing.mask] < BOX_WIDTH_M / 2 + CLOSING_MARGIN_M + 0.004)
+    assert (closing.mask & (x > BOX_WIDTH_M / 2)).sum() < 0.2 * closing.mask.sum()
+    # no section (a database grasp, or no depth reading at the contacts): the opening
+    assert closing_band_m({}, 0.14) == 0.14 and closing_band_m(None, 0.085) == 0.085
+    assert closing_band_m({"section_m": float("nan")}, 0.14) == 0.14
+    assert closing_band_m({"section_m": 0.3}, 0.14) == 0.14  # never past the opening
+
+
 def test_a_box_lifted_off_a_joined_mask_is_judged_where_the_jaw_closed(tmp_path, monkeypatch):
     """The segmenter joins the box to the plate it touches; the grasp is across the box, the
     after-lift image shows the plate still there and the box gone: a success (judged on the
