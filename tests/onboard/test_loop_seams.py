@@ -223,18 +223,25 @@ def joined_depth(small_box: bool) -> np.ndarray:
     return depth
 
 
-def test_jaw_region_keeps_the_part_of_a_joined_mask_between_the_fingers():
-    """A grasp across the box of a mask that joins it to a plate: the region is the box's
-    pixels under the fingers' band, none of the plate's; without a camera pose it is the
-    whole mask."""
-    from onboard.loop import jaw_region
+def _joined_frame():
+    """(frame, joined mask, x): joined_depth's box and plate as one mask on a calibrated
+    frame, and each pixel's x on the box's top plane (m)."""
     from vision import ObjectMask
 
     depth = joined_depth(True)
     frame = RGBDFrame(np.full((K.height, K.width, 3), 128, np.uint8), depth, K, T_BASE_CAMERA)
     joined = ObjectMask(depth < 0.595, "joined", 1.0, "test")
     v, u = np.mgrid[0:K.height, 0:K.width]
-    x = (u - K.cx) / K.fx * 0.59
+    return frame, joined, (u - K.cx) / K.fx * 0.59
+
+
+def test_jaw_region_keeps_the_part_of_a_joined_mask_between_the_fingers():
+    """A grasp across the box of a mask that joins it to a plate: the region is the box's
+    pixels under the fingers' band, none of the plate's; without a camera pose it is the
+    whole mask."""
+    from onboard.loop import jaw_region
+
+    frame, joined, x = _joined_frame()
     T = np.eye(4)
     T[:3, :3] = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])  # closing along y
     T[:3, 3] = (0.0, 0.0, 0.005)  # fingertips 15 mm under the box's top
@@ -243,7 +250,7 @@ def test_jaw_region_keeps_the_part_of_a_joined_mask_between_the_fingers():
     assert region.mask.sum() > 100
     assert not np.any(region.mask & (x > BOX_WIDTH_M / 2 + 0.002))  # none of the plate
     assert np.all(np.abs(x[region.mask]) < 0.011 + 0.004)  # within the finger's width
-    uncalibrated = RGBDFrame(frame.color, depth, K, None)
+    uncalibrated = RGBDFrame(frame.color, frame.depth_m, K, None)
     assert jaw_region(uncalibrated, joined, T, 0.085, 0.022) is joined
 
 
@@ -252,13 +259,8 @@ def test_a_wide_jaw_closing_across_the_box_watches_the_box_not_the_plate_its_ope
     the band the open fingers sweep holds more plate than box, the band of what they close
     on (the grasp's section with CLOSING_MARGIN_M either side) holds box only."""
     from onboard.loop import CLOSING_MARGIN_M, closing_band_m, jaw_region
-    from vision import ObjectMask
 
-    depth = joined_depth(True)
-    frame = RGBDFrame(np.full((K.height, K.width, 3), 128, np.uint8), depth, K, T_BASE_CAMERA)
-    joined = ObjectMask(depth < 0.595, "joined", 1.0, "test")
-    v, u = np.mgrid[0:K.height, 0:K.width]
-    x = (u - K.cx) / K.fx * 0.59
+    frame, joined, x = _joined_frame()
     T = np.eye(4)
     T[:3, :3] = np.diag([1.0, -1.0, -1.0])  # closing along x, across the box
     T[:3, 3] = (0.0, 0.0, 0.005)
