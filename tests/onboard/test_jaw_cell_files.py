@@ -88,6 +88,18 @@ def test_the_wide_jaws_cell_file_opens_140_mm():
     assert (config.gripper.open_width_m, config.gripper.force_n) == (0.140, 60.0)
 
 
+@pytest.mark.parametrize("path", sorted(JAWS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_jaw_file_under_benchmarks_loads_and_is_named_after_its_file(path):
+    config, _ = load_cell_file(path)  # CellFileError on a bad key or lengths that do not fit
+    assert config.name == path.stem
+    assert config.gripper.model == "sim_jaw"  # bench_cell's jaws are simulated ones
+
+
+def test_the_narrow_jaws_cell_file_opens_50_mm():
+    config, _ = load_cell_file(JAWS / "narrow_50.yaml")
+    assert (config.gripper.open_width_m, config.gripper.force_n) == (0.050, 100.0)
+
+
 def test_one_pad_friction_key_drives_both_the_simulated_jaw_and_the_scorer():
     only_sim = parse_cell_file("sim: {pad_friction: 0.5}\n")
     only_gripper = parse_cell_file("gripper: {pad_friction: 0.5}\n")
