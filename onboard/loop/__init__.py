@@ -14,6 +14,8 @@
                       searches the objects in, from cheap cues of their masks
     _draws.py         validate mode: a grasp drawn across the score levels
     _centring.py      the chosen grasp centred on the object as its depth readings place it
+    _readings_clearance.py  the fingers' room beside an object's readings, which scales a
+                      grasp searched on the readings alone
     _executor.py      Executor: Plan -> Execution (approach, grip, after-image, lift, judge,
                       place); safe stop on any fault
     _jaw_region.py    jaw_region: the part of a mask the jaw closes on (what the after-image
@@ -47,6 +49,8 @@ from ._image_search import (ImageSearch, ScoredPose, band_beside_walls, deeper_s
                             insertion_depths, nearest_mask, pinched_at_widest,
                             planned_on_readings, silhouette_margin_m)
 from ._loop import PickingLoop
+from ._readings_clearance import (READINGS_CLEARANCE, SCORE_CLEARANCE, camera_pixel_m,
+                                  clearance_factor, finger_room_px, scale_by_room)
 from ._planner import (FINER_CUT, FINER_CUT_BELOW, GRASP_SOURCES, OPTIONAL_SOURCES,
                        SCENE_GOOD_ENOUGH, Planner, grasp_sources, planned_on_finer_cut)
 from ._promise import Promise, promise_order, promises
@@ -58,6 +62,12 @@ from ._unseen_stop import (STOP_ABOVE_TIP_M, STOP_MARGIN_M, StopReading, jaw_box
                            read_stop_boxes, stop_margin_m)
 
 __all__ = [
+    "READINGS_CLEARANCE",
+    "SCORE_CLEARANCE",
+    "camera_pixel_m",
+    "clearance_factor",
+    "finger_room_px",
+    "scale_by_room",
     "read_stop",
     "read_stop_boxes",
     "jaw_boxes",

@@ -11,6 +11,7 @@ from scoring import GripperProjection, prepare_silhouette, score_candidates
 from vision import Silhouette
 
 from ._features import features
+from ._readings_clearance import finger_room_px, room_features, scale_by_room
 
 LEVELS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0 + 1e-9])  # the five score levels (Tan Fig. 8)
 VALIDATE_CANDIDATES = 4000  # random candidates scored per object when drawing across levels
@@ -32,11 +33,15 @@ class LevelDraw:
 
 
 def draw_across_levels(sil: Silhouette, found, projection: GripperProjection,
-                       measure_kw: dict, rng: np.random.Generator) -> LevelDraw:
+                       measure_kw: dict, rng: np.random.Generator, *,
+                       room_pixel_m: float | None = None) -> LevelDraw:
     """A candidate from a score level drawn uniformly among the levels that have one: random
     candidates around the target scored beside the search's own (``found``), then a level,
     then a candidate of that level. measure_kw : the measure's keyword arguments, as the
-    search used them."""
+    search used them. room_pixel_m : on a silhouette drawn from the readings alone, a camera
+    pixel at the object (metres): the random candidates' scores are scaled by the fingers'
+    room beside the readings as the search's were (ImageSearch._search), and the drawn one's
+    features carry it."""
     prep = prepare_silhouette(sil.image)
     ys, xs = np.nonzero(sil.target)
     r = projection.open_width_px / 2
@@ -45,6 +50,8 @@ def draw_across_levels(sil: Silhouette, found, projection: GripperProjection,
     cy = rng.uniform(ys.min() - r, ys.max() + r, k)
     ct = rng.uniform(0.0, math.pi, k)
     sc = score_candidates(prep, cx, cy, ct, projection, target=sil.target, **measure_kw)
+    if room_pixel_m is not None:
+        scale_by_room(sc, cx, cy, ct, projection, sil.metres_per_px, room_pixel_m)
     # the search's best grasps belong to the pool too: the top level is often rare
     px = np.concatenate([found.x, cx])
     py = np.concatenate([found.y, cy])
@@ -54,10 +61,12 @@ def draw_across_levels(sil: Silhouette, found, projection: GripperProjection,
     levels = np.unique(lvl)
     pick_level = int(rng.choice(levels))
     j = int(rng.choice(np.flatnonzero(lvl == pick_level)))
-    if j < len(found.x):
-        feats = features(found.scores, j)
-    else:
-        feats = features(sc, j - len(found.x))
+    scores, k_in = (found.scores, j) if j < len(found.x) else (sc, j - len(found.x))
+    feats = features(scores, k_in)
+    if room_pixel_m is not None:
+        room_px = finger_room_px(scores.take([k_in]), px[j:j + 1], py[j:j + 1], pt[j:j + 1],
+                                 projection)
+        feats.update(room_features(float(room_px[0]) * sil.metres_per_px, room_pixel_m))
     return LevelDraw(float(px[j]), float(py[j]), float(pt[j]), float(ps[j]), feats, pick_level, k)
 
 

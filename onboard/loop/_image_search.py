@@ -22,6 +22,7 @@ from ._clock import StageClock
 from ._draws import draw_across_levels
 from ._features import features, limit_text
 from ._jaw_region import closing_band_m, jaw_region
+from ._readings_clearance import best_first, camera_pixel_m, room_features, scale_by_room
 from ._source import TOP_LEVEL_SCORE, Proposal, SourceSetup
 
 # the second, deeper search runs only when the first found no top-level grasp: it doubles the
@@ -298,6 +299,10 @@ class ImageSearch:
             return sil, kw, found
         alone = projected.readings_only().at(insertion_m)
         kw_alone, found_alone = self._search_on(frame, mask, alone)
+        if len(found_alone):  # no band keeps the fingers off the wall: their room is scored
+            scale_by_room(found_alone.scores, found_alone.x, found_alone.y, found_alone.theta,
+                          self.projection, alone.metres_per_px, camera_pixel_m(frame, mask))
+            found_alone = best_first(found_alone)
         if _top_score(found_alone) <= _top_score(found):
             return sil, kw, found
         log.info("the holes' band beside walls closed the stroke off (best %.3f); on the "
@@ -355,8 +360,16 @@ class ImageSearch:
         x, y, t = float(found.x[j0]), float(found.y[j0]), float(found.theta[j0])
         feats = features(found.scores, j0)
         n = int(found.n_scored)
+        # on the readings alone, the fingers' room beside them scales the score (_search)
+        pixel_m = camera_pixel_m(frame, masks[i]) if sil.holes_left_out else None
+        if pixel_m is not None:
+            room = scale_by_room(found.scores.take([j0]), found.x[j0:j0 + 1],
+                                 found.y[j0:j0 + 1], found.theta[j0:j0 + 1], self.projection,
+                                 sil.metres_per_px, pixel_m)
+            feats.update(room_features(float(room[0]), pixel_m))
         if validate:
-            d = draw_across_levels(sil, found, self.projection, kw, self._rng)
+            d = draw_across_levels(sil, found, self.projection, kw, self._rng,
+                                   room_pixel_m=pixel_m)
             x, y, t, score, feats, level = d.x_px, d.y_px, d.theta_rad, d.score, d.features, d.level
             n += d.n_scored
         if "depth" in kw and math.isfinite(kw["depth"].mass_kg):
@@ -394,6 +407,8 @@ class ImageSearch:
         feats = features(scored.scores, 0)
         if math.isfinite(scored.mass_kg):
             feats["mass_kg"] = scored.mass_kg
+        if holes_left_out:
+            feats.update(room_features(scored.room_m, scored.pixel_m))
         return float(scored.scores.score[0]), feats
 
     def scored_pose(self, frame: RGBDFrame, masks: list[ObjectMask], T_base_tcp: np.ndarray, *,
@@ -413,16 +428,22 @@ class ImageSearch:
         kw = self.measure_kw(frame, masks[i], sil)
         scores = score_candidates(sil.image, np.array([x]), np.array([y]), np.array([t]),
                                   self.projection, target=sil.target, **kw)
+        room, pixel_m = math.nan, math.nan
+        if holes_left_out:  # as the search scored it there (_search)
+            pixel_m = camera_pixel_m(frame, masks[i])
+            room = float(scale_by_room(scores, np.array([x]), np.array([y]), np.array([t]),
+                                       self.projection, sil.metres_per_px, pixel_m)[0])
         mass = kw["depth"].mass_kg if "depth" in kw else math.nan
-        return ScoredPose(i, sil, x, y, t, scores, float(mass))
+        return ScoredPose(i, sil, x, y, t, scores, float(mass), room, pixel_m)
 
 
 @dataclasses.dataclass(frozen=True)
 class ScoredPose:
     """A grasp pose scored as the image search scores it (ImageSearch.scored_pose): the
     target's mask index, the silhouette whose fingertip plane the tips lie in, the grasp in
-    its pixels (x, y, θ in radians), the scoring's output for it (one candidate) and the
-    mass the depth terms took (kg; NaN without them)."""
+    its pixels (x, y, θ in radians), the scoring's output for it (one candidate), the
+    mass the depth terms took (kg; NaN without them) and, on the readings alone, the nearer
+    finger's room beside them and a camera pixel there (metres; NaN otherwise)."""
 
     mask_index: int
     silhouette: Silhouette
@@ -431,6 +452,8 @@ class ScoredPose:
     theta_rad: float
     scores: Scores
     mass_kg: float
+    room_m: float = math.nan
+    pixel_m: float = math.nan
 
 
 def nearest_mask(frame: RGBDFrame, masks: list[ObjectMask], point_base: np.ndarray) -> int:

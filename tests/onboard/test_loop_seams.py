@@ -457,6 +457,32 @@ def test_a_box_that_fits_the_stroke_is_grasped_across_with_the_sensors_holes_bes
     assert loop.score_pose(plan.frame, T)[0] < loop.config.scoring.min_score  # the band's
 
 
+def test_a_grasp_on_the_readings_alone_is_scaled_by_the_fingers_room_beside_them(tmp_path):
+    """A box 84 mm across in the 85 mm stroke with the band of holes beside it, searched on
+    its readings alone: nothing keeps the open fingers off its walls but their room beside
+    the readings, here under one camera pixel at the box (0.55 m / 300 px = 1.83 mm), so the
+    score is that share of its own, the trial logs the room and the factor, and a replay
+    scores it the same."""
+    from onboard.loop import pose_as_scored
+
+    loop = hardware_loop(tmp_path, [], camera=box_with_holes_beside(0.042, 0.008))
+    plan = loop.plan()
+    choice = plan.choice
+    assert not isinstance(choice, NoGrasp), choice.reason
+    f = choice.features
+    pixel_m = 0.55 / 300.0
+    assert 0.0 < f["readings_clearance_m"] < pixel_m
+    assert f["score_clearance"] == pytest.approx(f["readings_clearance_m"] / pixel_m, rel=1e-3)
+    # the search's own score for it, before the room, is its features' product
+    unscaled = f["tan_score"] * f["score_contact"] * f["score_torque"] * f["score_tilt"] \
+        * f["score_palm"] * f["score_swing"]
+    assert choice.score == pytest.approx(unscaled * f["score_clearance"], rel=1e-3)
+    T = pose_as_scored(choice.T_base_tcp, f)
+    score, replayed = loop.score_pose(plan.frame, T, holes_left_out=True)
+    assert score == pytest.approx(choice.score, abs=1e-6)
+    assert replayed["score_clearance"] == pytest.approx(f["score_clearance"])
+
+
 def test_beside_a_lying_can_the_sensors_holes_stay_and_are_named_in_the_message(tmp_path):
     """A can 82 mm across lying in the 85 mm stroke with the same band beside it: its side
     bulges out under its crest, where the band stands for the part the camera loses, so
