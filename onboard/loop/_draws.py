@@ -11,7 +11,7 @@ from scoring import GripperProjection, prepare_silhouette, score_candidates
 from vision import Silhouette
 
 from ._features import features
-from ._readings_clearance import finger_room_px, room_features, scale_by_room
+from ._readings_clearance import candidate_room_m, room_features, scale_by_room
 
 LEVELS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0 + 1e-9])  # the five score levels (Tan Fig. 8)
 VALIDATE_CANDIDATES = 4000  # random candidates scored per object when drawing across levels
@@ -64,9 +64,9 @@ def draw_across_levels(sil: Silhouette, found, projection: GripperProjection,
     scores, k_in = (found.scores, j) if j < len(found.x) else (sc, j - len(found.x))
     feats = features(scores, k_in)
     if room_pixel_m is not None:
-        room_px = finger_room_px(scores.take([k_in]), px[j:j + 1], py[j:j + 1], pt[j:j + 1],
-                                 projection)
-        feats.update(room_features(float(room_px[0]) * sil.metres_per_px, room_pixel_m))
+        feats.update(room_features(candidate_room_m(scores, k_in, px[j], py[j], pt[j],
+                                                    projection, sil.metres_per_px),
+                                   room_pixel_m))
     return LevelDraw(float(px[j]), float(py[j]), float(pt[j]), float(ps[j]), feats, pick_level, k)
 
 

@@ -22,7 +22,8 @@ from ._clock import StageClock
 from ._draws import draw_across_levels
 from ._features import features, limit_text
 from ._jaw_region import closing_band_m, jaw_region
-from ._readings_clearance import best_first, camera_pixel_m, room_features, scale_by_room
+from ._readings_clearance import (best_first, camera_pixel_m, candidate_room_m,
+                                  room_features, scale_by_room)
 from ._source import TOP_LEVEL_SCORE, Proposal, SourceSetup
 
 # the second, deeper search runs only when the first found no top-level grasp: it doubles the
@@ -363,10 +364,9 @@ class ImageSearch:
         # on the readings alone, the fingers' room beside them scales the score (_search)
         pixel_m = camera_pixel_m(frame, masks[i]) if sil.holes_left_out else None
         if pixel_m is not None:
-            room = scale_by_room(found.scores.take([j0]), found.x[j0:j0 + 1],
-                                 found.y[j0:j0 + 1], found.theta[j0:j0 + 1], self.projection,
-                                 sil.metres_per_px, pixel_m)
-            feats.update(room_features(float(room[0]), pixel_m))
+            feats.update(room_features(candidate_room_m(found.scores, j0, x, y, t,
+                                                        self.projection, sil.metres_per_px),
+                                       pixel_m))
         if validate:
             d = draw_across_levels(sil, found, self.projection, kw, self._rng,
                                    room_pixel_m=pixel_m)

@@ -48,6 +48,14 @@ def finger_room_px(scores: Scores, x: np.ndarray, y: np.ndarray, theta: np.ndarr
     return np.minimum(room[0], room[1])
 
 
+def candidate_room_m(scores: Scores, j: int, x: float, y: float, theta: float,
+                     projection: GripperProjection, metres_per_px: float) -> float:
+    """finger_room_px of candidate j of scores at (x, y, theta), in metres."""
+    return float(finger_room_px(scores.take([j]), np.array([x], np.float64),
+                                np.array([y], np.float64), np.array([theta], np.float64),
+                                projection)[0]) * metres_per_px
+
+
 def clearance_factor(room_m: np.ndarray, pixel_m: float) -> np.ndarray:
     """The score factor for fingers room_m (metres) from the readings: the share of one
     camera pixel (pixel_m) they clear, in [0, 1]; 1 where the room is NaN (not evaluated:

@@ -481,6 +481,21 @@ def test_a_grasp_on_the_readings_alone_is_scaled_by_the_fingers_room_beside_them
     score, replayed = loop.score_pose(plan.frame, T, holes_left_out=True)
     assert score == pytest.approx(choice.score, abs=1e-6)
     assert replayed["score_clearance"] == pytest.approx(f["score_clearance"])
+    # a validate draw on that silhouette is scaled by its own room the same way
+    loop.mode = "validate"
+    for _ in range(3):
+        drawn = loop.plan().choice
+        d = drawn.features
+        if "score_clearance" in d and d.get("holes_left_out"):
+            unscaled = d["tan_score"] * d["score_contact"] * d["score_torque"] \
+                * d["score_tilt"] * d["score_palm"] * d["score_swing"]
+            assert drawn.score == pytest.approx(unscaled * d["score_clearance"], rel=1e-3,
+                                                abs=1e-6)
+            assert d["score_clearance"] == pytest.approx(
+                min(1.0, max(0.0, d["readings_clearance_m"] / pixel_m)), rel=1e-3)
+            break
+    else:
+        pytest.fail("no validate draw on the readings alone carried the fingers' room")
 
 
 def test_beside_a_lying_can_the_sensors_holes_stay_and_are_named_in_the_message(tmp_path):
