@@ -686,14 +686,23 @@ def main(argv: list[str] | None = None) -> int:
                         "asks, as on a real cell (default: as every cycle starts)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
-    image = tuple(int(v) for v in args.image.lower().split("x"))
+    try:
+        image = tuple(int(v) for v in args.image.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"bench_cell: --image must be WxH in pixels (640x480), "
+                         f"got {args.image!r}") from None
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_cell-"))
     out.mkdir(parents=True, exist_ok=True)
     kw = dict(measure=args.measure, pad_friction=args.pad_friction,
               join_touching=not args.no_join_touching, deep_insertion_m=args.deep_insertion,
               cell_file=args.cell, search=args.search, scene_budget=args.scene_budget,
               operator_when_asked=args.operator_when_asked)
-    jaw_config = cell_config(args.seed, out, None, args.cell, None).gripper
+    from onboard import CellFileError
+
+    try:  # the cell file read once here: a bad one ends in its one-line reason
+        jaw_config = cell_config(args.seed, out, None, args.cell, None).gripper
+    except CellFileError as exc:
+        raise SystemExit(f"bench_cell: {exc}") from None
     stroke_m, reach_m = jaw_config.open_width_m, jaw_config.pad_length_m
     if args.soak:
         rss0 = rss_mib()

@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchmarks.bench_cell import cell_config
     from offline_sim.cell import SimCell
-    from onboard import sim_cell_settings
+    from onboard import CellFileError, sim_cell_settings
 
     for name in (f"{args.best_pass}.jsonl", f"{args.best_pass}_truth.json"):
         if not (args.run / name).is_file():
@@ -224,7 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         # the best pass runs on the run's seed + 1 (bench_cell.main)
-        config = cell_config(args.seed + 1, Path(tmp), args.ycb, args.cell, args.pad_friction)
+        try:
+            config = cell_config(args.seed + 1, Path(tmp), args.ycb, args.cell,
+                                 args.pad_friction)
+        except CellFileError as exc:
+            raise SystemExit(f"holdable_oracle: {exc}") from None
         cell = SimCell(sim_cell_settings(config), seed=config.sim.seed)  # as the loop's
         verdicts: list[Verdict] = []
         try:
