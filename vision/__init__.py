@@ -17,7 +17,8 @@ from ._recognition import (SYMMETRY_STEP_DEG, ModelLibrary, ObjectModel, Recogni
                            models_from_database, prepare_models, recognise, register_points)
 from ._jit import jit_kernels
 from ._registry import BACKENDS, make_segmenter, segmenter_class
-from ._silhouette import ProjectedObject, edge_holes, neighbours, silhouette, touching
+from ._silhouette import (ProjectedObject, axial_pieces, edge_holes, neighbours, silhouette,
+                          touching)
 from ._tabletop import TabletopSegmenter, fit_support_plane
 from ._types import ObjectMask, Silhouette, SupportPlane
 from ._width import WIDTH_UNCERTAINTY_PX, SeenWidth, seen_width
@@ -50,6 +51,7 @@ __all__ = [
     "WIDTH_UNCERTAINTY_PX",
     "WeightsError",
     "WeightsNotFound",
+    "axial_pieces",
     "build_maskrcnn",
     "edge_holes",
     "evaluate_frame",

@@ -30,6 +30,15 @@ SPACING_PERCENTILE = 90.0
 # share of the whole: a piece cut from a larger body (a lying bottle's neck is about 5 % of
 # it), not an object leaning on a neighbour of its size (replayed trials: docs/figures.md).
 FRAGMENT_SHARE = 0.25
+# A piece continues a body the segmenter cut across its axis (a lying bottle's cap from its
+# body) when it touches an elongated piece (major over minor spread of its pixels at least
+# AXIAL_MIN_ELONGATION) on that piece's long axis (the line between their centres within
+# AXIAL_MAX_ANGLE_DEG of it) and is no wider across that axis. On the stored frames of the
+# seed 150-180 runs (docs/figures.md) a lying mustard bottle's cap and the 50 mm jaw's bottle
+# necks lie 0-3 degrees off their body's axis (elongation 1.9-2.1); bars and mugs touching a
+# neighbour 17-90 degrees off it, or beside a piece not elongated (1.0-1.6).
+AXIAL_MAX_ANGLE_DEG = 10.0
+AXIAL_MIN_ELONGATION = 1.7
 # The outermost rows and columns of the image count as unseen: a silhouette's edge along the
 # image's border is where the view ends, not the object's side.
 VIEW_INSET_PX = 1.0
@@ -223,7 +232,8 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                x_axis: tuple[float, float, float] | np.ndarray | None = None,
                attached: np.ndarray | None = None,
                fragment_share: float = FRAGMENT_SHARE,
-               attached_max_width_m: float = math.inf) -> Silhouette:
+               attached_max_width_m: float = math.inf,
+               axial: np.ndarray | None = None) -> Silhouette:
     """The silhouette of one object for a gripper approaching along ``approach``.
 
     frame : an RGBDFrame with T_base_camera. mask : (H, W) bool or ObjectMask of the object.
@@ -243,6 +253,10 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
         (``touching``); they join its volume and mass centre when the object is at most
         fragment_share of the whole by volume and the whole is somewhere at most
         attached_max_width_m wide (a jaw's stroke: wider, they are separate objects).
+    axial : (H, W) bool pixels of the body the object continues along its axis
+        (``axial_pieces``); where the width rule separates the attached pieces, these alone
+        join its volume and mass centre (fragment_share still applies): a cap cut from a
+        bottle whose body is wider than the stroke is weighed with the body.
 
     Sensor holes in the mask (pixels with no reading) take their neighbours' depth, filled
     inwards from the readings around them; ``target_read`` is drawn without those at the
@@ -255,7 +269,8 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                            margin_m=margin_m, obstacles=obstacles, support=support,
                            clearance_m=clearance_m, x_axis=x_axis, attached=attached,
                            fragment_share=fragment_share,
-                           attached_max_width_m=attached_max_width_m).at(insertion_depth_m)
+                           attached_max_width_m=attached_max_width_m,
+                           axial=axial).at(insertion_depth_m)
 
 
 class ProjectedObject:
@@ -272,7 +287,8 @@ class ProjectedObject:
                  clearance_m: float = 0.005,
                  x_axis: tuple[float, float, float] | np.ndarray | None = None,
                  attached: np.ndarray | None = None, fragment_share: float = FRAGMENT_SHARE,
-                 attached_max_width_m: float = math.inf) -> None:
+                 attached_max_width_m: float = math.inf,
+                 axial: np.ndarray | None = None) -> None:
         frame = check_frame(frame)
         if frame.T_base_camera is None:
             raise ValueError("frame.T_base_camera is None: a silhouette needs the camera pose "
@@ -285,6 +301,8 @@ class ProjectedObject:
             obstacles = check_mask(obstacles, "obstacles", (h, w)) & ~mask
         if attached is not None:
             attached = check_mask(attached, "attached", (h, w)) & ~mask
+        if axial is not None:
+            axial = check_mask(axial, "axial", (h, w)) & ~mask
         a = _unit(approach, "approach")
         check_positive(metres_per_px, "metres_per_px")
         for name, v in (("margin_m", margin_m), ("clearance_m", clearance_m)):
@@ -314,6 +332,8 @@ class ProjectedObject:
         self._attached_grid = _plane_grid(frame, attached, self._R, spacing=False,
                                           edges=False)[0] \
             if attached is not None and attached.any() else None
+        self._axial_grid = _plane_grid(frame, axial, self._R, spacing=False, edges=False)[0] \
+            if axial is not None and axial.any() else None
         self._joined_width: float | None = None  # _joined_width_m's, once asked
 
     def _joined_width_m(self) -> float:
@@ -393,9 +413,13 @@ class ProjectedObject:
         whole_depth, depth = surface_depths(grid, lo, shape, m, (whole, target))
         volume, centre_px = volume_and_centre(whole_depth, support_depth, m)
         if self._attached_grid is not None and volume > 0:
-            volume, centre_px = _join_attached(self._attached_grid, lo, m, max_step,
-                                               support_depth, volume, centre_px,
-                                               self._fragment_share, self._joined_width_m(),
+            pieces, width = self._attached_grid, self._joined_width_m()
+            if self._axial_grid is not None and width > self._attached_max_width:
+                # separate objects by the width rule, but the object continues a body along
+                # its axis: that body is wider than the stroke, yet the object is its part
+                pieces, width = self._axial_grid, 0.0
+            volume, centre_px = _join_attached(pieces, lo, m, max_step, support_depth, volume,
+                                               centre_px, self._fragment_share, width,
                                                self._attached_max_width)
         if self._obstacle_grid is not None:
             near = _within_reach(self._obstacle_grid, lo, shape, m, max_step)
@@ -514,6 +538,69 @@ def touching(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: int 
     for j in group - {i}:
         out |= arrays[j]
     return out
+
+
+def axial_pieces(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: int = 2,
+                 min_border_px: int = 6, max_angle_deg: float = AXIAL_MAX_ANGLE_DEG,
+                 min_elongation: float = AXIAL_MIN_ELONGATION) -> np.ndarray:
+    """(H, W) bool: the body the i-th mask continues along its axis, or nothing: the largest
+    elongated mask (AXIAL_MIN_ELONGATION) larger than the i-th, touching it directly or through
+    one mask, on whose long axis the i-th lies (AXIAL_MAX_ANGLE_DEG) and across which it is
+    no wider, with the masks that link the two (pass it as ``silhouette(..., axial=)``);
+    camera pixels. A lying bottle cut at its cap's depth step: the cap and its body."""
+    arrays = _mask_arrays(masks, i)
+    first = _touched(arrays, i, gap_px, min_border_px)
+    second = {k: _touched(arrays, k, gap_px, min_border_px) - {i} for k in first}
+    found = set().union(first, *second.values())
+    out = np.zeros(arrays[i].shape, bool)
+    i_pts = _pixel_points(arrays[i])
+    for j in sorted(found, key=lambda j: -int(np.count_nonzero(arrays[j]))):
+        if np.count_nonzero(arrays[j]) <= len(i_pts):
+            break
+        if _continues(i_pts, _pixel_points(arrays[j]), max_angle_deg, min_elongation):
+            out |= arrays[j]
+            for k in first - {j}:
+                if j in second[k]:  # a piece between the two, touching both
+                    out |= arrays[k]
+            return out
+    return out
+
+
+def _touched(arrays: list[np.ndarray], i: int, gap_px: int, min_border_px: int) -> set[int]:
+    """The masks touching the i-th directly (``touching``'s rule)."""
+    k = 2 * int(gap_px) + 1
+    f = arrays[i]
+    h, w = f.shape
+    c0, r0, bw, bh = cv2.boundingRect(f.view(np.uint8))
+    r0, c0 = max(r0 - gap_px, 0), max(c0 - gap_px, 0)
+    r1, c1 = min(r0 + bh + 2 * gap_px, h), min(c0 + bw + 2 * gap_px, w)
+    near = cv2.dilate(f[r0:r1, c0:c1].view(np.uint8), np.ones((k, k), np.uint8),
+                      borderType=cv2.BORDER_CONSTANT, borderValue=0).view(np.bool_)
+    return {j for j, m in enumerate(arrays)
+            if j != i and np.count_nonzero(m[r0:r1, c0:c1] & near) >= min_border_px}
+
+
+def _pixel_points(mask: np.ndarray) -> np.ndarray:
+    """(n, 2) float (column, row) of a mask's pixels."""
+    rows, cols = np.nonzero(mask)
+    return np.column_stack([cols, rows]).astype(np.float64)
+
+
+def _continues(piece: np.ndarray, body: np.ndarray, max_angle_deg: float,
+               min_elongation: float) -> bool:
+    """Whether the piece's pixels (n, 2) lie on the long axis of the body's (elongated: the
+    spread along its axis over that across, at least min_elongation), the line between the
+    centres within max_angle_deg of that axis, and the piece no wider across it."""
+    c_b = body.mean(axis=0)
+    spread, axes = np.linalg.eigh(np.cov((body - c_b).T))
+    if spread[0] <= 0 or math.sqrt(spread[1] / spread[0]) < min_elongation:
+        return False
+    along, across = axes[:, 1], axes[:, 0]
+    link = piece.mean(axis=0) - c_b
+    dist = float(np.linalg.norm(link))
+    if dist == 0 or abs(float(link @ along)) / dist < math.cos(math.radians(max_angle_deg)):
+        return False
+    return float(np.ptp(piece @ across)) <= float(np.ptp(body @ across))
 
 
 def _mask_arrays(masks: list[ObjectMask] | list[np.ndarray], i: int) -> list[np.ndarray]:

@@ -17,7 +17,8 @@ import numpy as np
 
 from drivers.camera import RGBDFrame
 from scoring import SearchParams, search_grasps
-from vision import ObjectMask, Silhouette, SupportPlane, neighbours, silhouette, touching
+from vision import (ObjectMask, Silhouette, SupportPlane, axial_pieces, neighbours, silhouette,
+                    touching)
 
 from .._cellfile import ApproachesConfig, CellConfig
 from .._types import GraspChoice
@@ -174,14 +175,16 @@ class ApproachSearch:
         search's first insertion past its first point along it (at most the pads' length),
         its neighbours as obstacles."""
         s, g = self.config.scoring, self.config.gripper
+        attached = touching(masks, i) if s.join_touching else None
+        axial = axial_pieces(masks, i) if attached is not None and attached.any() else None
         return silhouette(frame, masks[i], approach=approach,
                           insertion_depth_m=self._image.insertions()[0],
                           metres_per_px=s.metres_per_px,
                           margin_m=silhouette_margin_m(self.config, self._image.jaw),
                           obstacles=neighbours(masks, i), support=self._plane(),
                           clearance_m=s.clearance_m,
-                          attached=touching(masks, i) if s.join_touching else None,
-                          attached_max_width_m=g.open_width_m)
+                          attached=attached, attached_max_width_m=g.open_width_m,
+                          axial=axial)
 
     def _plane(self) -> SupportPlane | None:
         """The support plane the segmenter fitted to the last frame, if any."""

@@ -13,7 +13,8 @@ import numpy as np
 from drivers.camera import RGBDFrame
 from scoring import (DepthParams, JawLimits, Scores, SearchParams, SideArc, contact_arcs,
                      narrowest_width_m, palm_reach_m, score_candidates, search_grasps)
-from vision import ObjectMask, ProjectedObject, Silhouette, neighbours, seen_width, touching
+from vision import (ObjectMask, ProjectedObject, Silhouette, axial_pieces, neighbours, seen_width,
+                    touching)
 
 from .._cellfile import CellConfig
 from .._types import GraspChoice
@@ -194,16 +195,18 @@ class ImageSearch:
     def projected(self, frame: RGBDFrame, masks: list[ObjectMask], i: int) -> ProjectedObject:
         """Object i projected for a straight-down approach, ready for a silhouette at each
         insertion depth (its neighbours as obstacles; with scoring.join_touching, those
-        touching it joined in its mass)."""
+        touching it joined in its mass, or the body it continues along its axis)."""
         s = self.config.scoring
         attached = touching(masks, i) if s.join_touching else None
+        axial = axial_pieces(masks, i) if attached is not None and attached.any() else None
         return ProjectedObject(frame, masks[i], approach=(0.0, 0.0, -1.0),
                                metres_per_px=s.metres_per_px,
                                margin_m=silhouette_margin_m(self.config, self.jaw),
                                obstacles=neighbours(masks, i),
                                support=getattr(self._segmenter, "last_plane", None),
                                clearance_m=s.clearance_m, attached=attached,
-                               attached_max_width_m=self.config.gripper.open_width_m)
+                               attached_max_width_m=self.config.gripper.open_width_m,
+                               axial=axial)
 
     def insertions(self) -> list[float]:
         """The fingertip depths past an object's top that a search tries (insertion_depths)."""
