@@ -549,15 +549,18 @@ def axial_pieces(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: 
     no wider, with the masks that link the two (pass it as ``silhouette(..., axial=)``);
     camera pixels. A lying bottle cut at its cap's depth step: the cap and its body."""
     arrays = _mask_arrays(masks, i)
-    first = _touched(arrays, i, gap_px, min_border_px)
-    second = {k: _touched(arrays, k, gap_px, min_border_px) - {i} for k in first}
-    found = set().union(first, *second.values())
     out = np.zeros(arrays[i].shape, bool)
-    i_pts = _pixel_points(arrays[i])
-    for j in sorted(found, key=lambda j: -int(np.count_nonzero(arrays[j]))):
-        if np.count_nonzero(arrays[j]) <= len(i_pts):
+    first = _touched(arrays, i, gap_px, min_border_px)
+    if not first:
+        return out
+    second = {k: _touched(arrays, k, gap_px, min_border_px) - {i} for k in first}
+    area = {j: cv2.countNonZero(arrays[j].view(np.uint8))
+            for j in set().union(first, *second.values(), {i})}
+    piece = _MaskShape(arrays[i])
+    for j in sorted(area, key=lambda j: -area[j]):
+        if area[j] <= area[i]:
             break
-        if _continues(i_pts, _pixel_points(arrays[j]), max_angle_deg, min_elongation):
+        if _MaskShape(arrays[j]).continued_by(piece, max_angle_deg, min_elongation):
             out |= arrays[j]
             for k in first - {j}:
                 if j in second[k]:  # a piece between the two, touching both
@@ -580,27 +583,38 @@ def _touched(arrays: list[np.ndarray], i: int, gap_px: int, min_border_px: int) 
             if j != i and np.count_nonzero(m[r0:r1, c0:c1] & near) >= min_border_px}
 
 
-def _pixel_points(mask: np.ndarray) -> np.ndarray:
-    """(n, 2) float (column, row) of a mask's pixels."""
-    rows, cols = np.nonzero(mask)
-    return np.column_stack([cols, rows]).astype(np.float64)
+class _MaskShape:
+    """A mask's pixels within its bounding box: centre, long and short axes, widths (pixels)."""
 
+    def __init__(self, mask: np.ndarray) -> None:
+        c0, r0, bw, bh = cv2.boundingRect(mask.view(np.uint8))
+        crop = mask[r0:r0 + bh, c0:c0 + bw].view(np.uint8)
+        mo = cv2.moments(crop, binaryImage=True)
+        self._crop, self._origin = crop, np.array([c0, r0], float)
+        self.centre = self._origin + np.array([mo["m10"], mo["m01"]]) / max(mo["m00"], 1.0)
+        # the pixels' spread (second central moments) and its principal axes
+        spread, axes = np.linalg.eigh(np.array([[mo["mu20"], mo["mu11"]],
+                                                [mo["mu11"], mo["mu02"]]]))
+        self.elongation = math.sqrt(spread[1] / spread[0]) if spread[0] > 0 else math.inf
+        self.along, self.across = axes[:, 1], axes[:, 0]
 
-def _continues(piece: np.ndarray, body: np.ndarray, max_angle_deg: float,
-               min_elongation: float) -> bool:
-    """Whether the piece's pixels (n, 2) lie on the long axis of the body's (elongated: the
-    spread along its axis over that across, at least min_elongation), the line between the
-    centres within max_angle_deg of that axis, and the piece no wider across it."""
-    c_b = body.mean(axis=0)
-    spread, axes = np.linalg.eigh(np.cov((body - c_b).T))
-    if spread[0] <= 0 or math.sqrt(spread[1] / spread[0]) < min_elongation:
-        return False
-    along, across = axes[:, 1], axes[:, 0]
-    link = piece.mean(axis=0) - c_b
-    dist = float(np.linalg.norm(link))
-    if dist == 0 or abs(float(link @ along)) / dist < math.cos(math.radians(max_angle_deg)):
-        return False
-    return float(np.ptp(piece @ across)) <= float(np.ptp(body @ across))
+    def width_across(self, direction: np.ndarray) -> float:
+        """The mask's extent along direction (pixels)."""
+        rows, cols = np.nonzero(self._crop)
+        return float(np.ptp(cols * direction[0] + rows * direction[1]))
+
+    def continued_by(self, piece: _MaskShape, max_angle_deg: float,
+                     min_elongation: float) -> bool:
+        """Whether piece lies on this mask's long axis (the mask elongated: the spread along
+        its axis over that across at least min_elongation; the line between the centres
+        within max_angle_deg of the axis) and is no wider across it."""
+        if self.elongation < min_elongation:
+            return False
+        link = piece.centre - self.centre
+        dist = float(np.linalg.norm(link))
+        if dist == 0 or abs(float(link @ self.along)) / dist < math.cos(math.radians(max_angle_deg)):
+            return False
+        return piece.width_across(self.across) <= self.width_across(self.across)
 
 
 def _mask_arrays(masks: list[ObjectMask] | list[np.ndarray], i: int) -> list[np.ndarray]:
