@@ -134,7 +134,9 @@ class ScoringConfig(_Strict):
     density_kg_m3, at most max_guessed_mass_kg (the torque term's guess).
     join_touching: masks that touch the target (no table seen between) count in its mass and
     mass centre for the torque term (a segmenter may cut one object in two at a depth step),
-    when together they are a body the jaw could hold (somewhere narrower than its opening).
+    when together they are a body the jaw could hold (somewhere narrower than its opening);
+    otherwise the elongated body the target continues along its axis, if any (a lying
+    bottle's cap: vision.axial_pieces).
     deep_insertion_m: a second search per object with the fingertips this far past its top,
     at most as deep as the fingers reach (onboard.loop.insertion_depths; the support's
     clearance permitting); the better grasp of the two searches wins (a lying can is held at
