@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -233,7 +234,7 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
                attached: np.ndarray | None = None,
                fragment_share: float = FRAGMENT_SHARE,
                attached_max_width_m: float = math.inf,
-               axial: np.ndarray | None = None) -> Silhouette:
+               axial: np.ndarray | Callable[[], np.ndarray] | None = None) -> Silhouette:
     """The silhouette of one object for a gripper approaching along ``approach``.
 
     frame : an RGBDFrame with T_base_camera. mask : (H, W) bool or ObjectMask of the object.
@@ -254,9 +255,10 @@ def silhouette(frame: RGBDFrame, mask: np.ndarray | ObjectMask, *,
         fragment_share of the whole by volume and the whole is somewhere at most
         attached_max_width_m wide (a jaw's stroke: wider, they are separate objects).
     axial : (H, W) bool pixels of the body the object continues along its axis
-        (``axial_pieces``); where the width rule separates the attached pieces, these alone
-        join its volume and mass centre (fragment_share still applies): a cap cut from a
-        bottle whose body is wider than the stroke is weighed with the body.
+        (``axial_pieces``), or a function giving them, called only where needed; where the
+        width rule separates the attached pieces, these alone join its volume and mass
+        centre (fragment_share still applies): a cap cut from a bottle whose body is wider
+        than the stroke is weighed with the body.
 
     Sensor holes in the mask (pixels with no reading) take their neighbours' depth, filled
     inwards from the readings around them; ``target_read`` is drawn without those at the
@@ -288,7 +290,7 @@ class ProjectedObject:
                  x_axis: tuple[float, float, float] | np.ndarray | None = None,
                  attached: np.ndarray | None = None, fragment_share: float = FRAGMENT_SHARE,
                  attached_max_width_m: float = math.inf,
-                 axial: np.ndarray | None = None) -> None:
+                 axial: np.ndarray | Callable[[], np.ndarray] | None = None) -> None:
         frame = check_frame(frame)
         if frame.T_base_camera is None:
             raise ValueError("frame.T_base_camera is None: a silhouette needs the camera pose "
@@ -301,8 +303,6 @@ class ProjectedObject:
             obstacles = check_mask(obstacles, "obstacles", (h, w)) & ~mask
         if attached is not None:
             attached = check_mask(attached, "attached", (h, w)) & ~mask
-        if axial is not None:
-            axial = check_mask(axial, "axial", (h, w)) & ~mask
         a = _unit(approach, "approach")
         check_positive(metres_per_px, "metres_per_px")
         for name, v in (("margin_m", margin_m), ("clearance_m", clearance_m)):
@@ -332,8 +332,9 @@ class ProjectedObject:
         self._attached_grid = _plane_grid(frame, attached, self._R, spacing=False,
                                           edges=False)[0] \
             if attached is not None and attached.any() else None
-        self._axial_grid = _plane_grid(frame, axial, self._R, spacing=False, edges=False)[0] \
-            if axial is not None and axial.any() else None
+        # found and projected only where the width rule separates the attached pieces
+        self._axial, self._mask = axial, mask
+        self._axial_grid: np.ndarray | None = None
         self._joined_width: float | None = None  # _joined_width_m's, once asked
 
     def _joined_width_m(self) -> float:
@@ -351,6 +352,18 @@ class ProjectedObject:
                 grids = above  # else all of it that low: no better reading than the whole
             self._joined_width = _narrowest_m(self._m, *grids)
         return self._joined_width
+
+    def _axial_body(self) -> np.ndarray | None:
+        """The axial pieces' plane grid ((h, w, 3), as the attached pieces'), None without
+        any; found (``axial`` called, if a function) and projected once."""
+        if self._axial_grid is None and self._axial is not None:
+            pixels = self._axial() if callable(self._axial) else self._axial
+            pixels = check_mask(pixels, "axial", self._mask.shape) & ~self._mask
+            self._axial = None  # asked once: the grid below, or nothing
+            if pixels.any():
+                self._axial_grid = _plane_grid(self._frame, pixels, self._R, spacing=False,
+                                               edges=False)[0]
+        return self._axial_grid
 
     def readings_only(self) -> ProjectedObject:
         """The same object with the sensor's holes at its edge (``edge_holes``) left out:
@@ -414,7 +427,7 @@ class ProjectedObject:
         volume, centre_px = volume_and_centre(whole_depth, support_depth, m)
         if self._attached_grid is not None and volume > 0:
             pieces, width = self._attached_grid, self._joined_width_m()
-            if self._axial_grid is not None and width > self._attached_max_width:
+            if width > self._attached_max_width and self._axial_body() is not None:
                 # separate objects by the width rule, but the object continues a body along
                 # its axis: that body is wider than the stroke, yet the object is its part
                 pieces, width = self._axial_grid, 0.0

@@ -176,7 +176,6 @@ class ApproachSearch:
         its neighbours as obstacles."""
         s, g = self.config.scoring, self.config.gripper
         attached = touching(masks, i) if s.join_touching else None
-        axial = axial_pieces(masks, i) if attached is not None and attached.any() else None
         return silhouette(frame, masks[i], approach=approach,
                           insertion_depth_m=self._image.insertions()[0],
                           metres_per_px=s.metres_per_px,
@@ -184,7 +183,7 @@ class ApproachSearch:
                           obstacles=neighbours(masks, i), support=self._plane(),
                           clearance_m=s.clearance_m,
                           attached=attached, attached_max_width_m=g.open_width_m,
-                          axial=axial)
+                          axial=lambda: axial_pieces(masks, i))
 
     def _plane(self) -> SupportPlane | None:
         """The support plane the segmenter fitted to the last frame, if any."""

@@ -198,7 +198,6 @@ class ImageSearch:
         touching it joined in its mass, or the body it continues along its axis)."""
         s = self.config.scoring
         attached = touching(masks, i) if s.join_touching else None
-        axial = axial_pieces(masks, i) if attached is not None and attached.any() else None
         return ProjectedObject(frame, masks[i], approach=(0.0, 0.0, -1.0),
                                metres_per_px=s.metres_per_px,
                                margin_m=silhouette_margin_m(self.config, self.jaw),
@@ -206,7 +205,7 @@ class ImageSearch:
                                support=getattr(self._segmenter, "last_plane", None),
                                clearance_m=s.clearance_m, attached=attached,
                                attached_max_width_m=self.config.gripper.open_width_m,
-                               axial=axial)
+                               axial=lambda: axial_pieces(masks, i))
 
     def insertions(self) -> list[float]:
         """The fingertip depths past an object's top that a search tries (insertion_depths)."""

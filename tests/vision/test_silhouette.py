@@ -657,6 +657,18 @@ def test_a_cap_weighs_with_a_body_wider_than_the_stroke_when_it_continues_the_bo
     assert np.hypot(*(at(joined) - body.T[:2, 3])) < 0.012
     # the body is no piece of its cap: it keeps its own volume
     assert not axial_pieces(masks, 1 - c).any()
+    # given as a function (the loop's way), it is asked once, and only where the width
+    # rule separates the pieces
+    asked = []
+    lazily = silhouette(frame, masks[c], axial=lambda: asked.append(c) or axial, **kw)
+    assert lazily.volume_m3 == joined.volume_m3 and asked == [c]
+    body, neck = _lying_bottle(yaw)  # 66 mm across: joined by the width rule itself
+    frame = render(Scene([body, neck]), DOWN, noise=True, seed=4)
+    masks = seg.segment(frame)
+    n = int(np.argmin([m.mask.sum() for m in masks]))
+    silhouette(frame, masks[n], support=seg.last_plane, attached=touching(masks, n),
+               attached_max_width_m=0.085, axial=lambda: asked.append(n) or masks[1 - n].mask)
+    assert asked == [c]
 
 
 def test_a_can_beside_a_box_or_a_bar_across_its_end_is_no_piece_of_it():
