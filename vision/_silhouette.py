@@ -36,7 +36,7 @@ FRAGMENT_SHARE = 0.25
 # AXIAL_MIN_ELONGATION) on that piece's long axis (the line between their centres within
 # AXIAL_MAX_ANGLE_DEG of it) and is no wider across that axis. On the stored frames of the
 # seed 150-180 runs (docs/figures.md) a lying mustard bottle's cap and the 50 mm jaw's bottle
-# necks lie 0-3 degrees off their body's axis (elongation 1.9-2.1); bars and mugs touching a
+# necks lie 0-3 degrees off their body's axis (elongation 1.8-2.1); bars and mugs touching a
 # neighbour 17-90 degrees off it, or beside a piece not elongated (1.0-1.6).
 AXIAL_MAX_ANGLE_DEG = 10.0
 AXIAL_MIN_ELONGATION = 1.7
@@ -530,23 +530,11 @@ def touching(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: int 
     attached=)``); camera pixels. A bottle's neck cut in two at its depth steps reaches the
     body through its other piece."""
     arrays = _mask_arrays(masks, i)
-    k = 2 * int(gap_px) + 1
-    kernel = np.ones((k, k), np.uint8)
     group, frontier = {i}, [i]
-    h, w = arrays[i].shape
     while frontier:
-        # within the mask's box grown by the gap: the dilation and the overlaps are the
-        # whole frame's there and nothing outside it
-        f = arrays[frontier.pop()]
-        c0, r0, bw, bh = cv2.boundingRect(f.view(np.uint8))
-        r0, c0 = max(r0 - gap_px, 0), max(c0 - gap_px, 0)
-        r1, c1 = min(r0 + bh + 2 * gap_px, h), min(c0 + bw + 2 * gap_px, w)
-        near = cv2.dilate(f[r0:r1, c0:c1].view(np.uint8), kernel,
-                          borderType=cv2.BORDER_CONSTANT, borderValue=0).view(np.bool_)
-        for j, m in enumerate(arrays):
-            if j not in group and np.count_nonzero(m[r0:r1, c0:c1] & near) >= min_border_px:
-                group.add(j)
-                frontier.append(j)
+        for j in _touched(arrays, frontier.pop(), gap_px, min_border_px) - group:
+            group.add(j)
+            frontier.append(j)
     out = np.zeros(arrays[i].shape, bool)
     for j in group - {i}:
         out |= arrays[j]
@@ -583,7 +571,10 @@ def axial_pieces(masks: list[ObjectMask] | list[np.ndarray], i: int, *, gap_px: 
 
 
 def _touched(arrays: list[np.ndarray], i: int, gap_px: int, min_border_px: int) -> set[int]:
-    """The masks touching the i-th directly (``touching``'s rule)."""
+    """The masks touching the i-th directly: at least min_border_px of their pixels within
+    gap_px of it (``touching``'s rule)."""
+    # within the mask's box grown by the gap: the dilation and the overlaps are the whole
+    # frame's there and nothing outside it
     k = 2 * int(gap_px) + 1
     f = arrays[i]
     h, w = f.shape
@@ -625,7 +616,9 @@ class _MaskShape:
             return False
         link = piece.centre - self.centre
         dist = float(np.linalg.norm(link))
-        if dist == 0 or abs(float(link @ self.along)) / dist < math.cos(math.radians(max_angle_deg)):
+        off_axis = dist == 0 or abs(float(link @ self.along)) < dist * math.cos(
+            math.radians(max_angle_deg))
+        if off_axis:
             return False
         return piece.width_across(self.across) <= self.width_across(self.across)
 
